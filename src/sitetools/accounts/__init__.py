@@ -1,0 +1,1 @@
+"""Accounts, users, memberships and Dashboard sessions."""

@@ -1,0 +1,121 @@
+"""Wire models of the account area (spec: "Account", "AccountUser", "AccountPreferences")."""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic.json_schema import SkipJsonSchema
+
+__all__ = [
+    "AccountFeatures",
+    "AccountOut",
+    "AccountUserOut",
+    "ConnectionPreferenceIn",
+    "ConnectionPreferenceOut",
+    "PreferencesIn",
+    "PreferencesOut",
+    "SetNameIn",
+]
+
+Delivery = Literal["agent", "form"]
+
+# Text-direction controls (Unicode bidi embeddings, overrides, isolates and marks).
+_BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _clean_name(value: str, *, required: bool) -> str:
+    value = value.strip()
+    if any(unicodedata.category(ch) == "Cc" or ch in _BIDI for ch in value):
+        raise ValueError("Must not contain control or text-direction characters.")
+    if required and not value:
+        raise ValueError("Must have at least 1 character once trimmed.")
+    if len(value) > 100:
+        raise ValueError("Must have at most 100 characters once trimmed.")
+    return value
+
+
+class AccountFeatures(BaseModel):
+    teams: bool
+    webhooks: bool
+    billing: bool
+    sms_numbers: bool
+    builds: bool
+    code: bool
+
+
+class AccountOut(BaseModel):
+    id: str
+    type: Literal["personal", "business", "service"]
+    name: str
+    plan: Literal["free", "premium"] | None
+    role: Literal["owner", "admin", "member"]
+    permissions: list[str]
+    features: AccountFeatures
+    created_at: datetime
+
+
+class AccountUserOut(BaseModel):
+    user_id: str
+    email: str
+    first_name: str
+    last_name: str | None
+    name: str
+
+
+class SetNameIn(BaseModel):
+    """spec: "PUT /v1/account/name" body; no other fields allowed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    first_name: str
+    last_name: str | None = None
+
+    @field_validator("first_name")
+    @classmethod
+    def _first(cls, value: str) -> str:
+        return _clean_name(value, required=True)
+
+    @field_validator("last_name")
+    @classmethod
+    def _last(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return _clean_name(value, required=False) or None
+
+
+class ConnectionPreferenceOut(BaseModel):
+    id: str
+    kind: Literal["api_key", "oauth_app"]
+    question_delivery: Delivery | None
+
+
+class PreferencesOut(BaseModel):
+    question_delivery: Delivery
+    connection: ConnectionPreferenceOut | None
+    build_emails: bool
+
+
+class ConnectionPreferenceIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question_delivery: Delivery | None
+
+
+class PreferencesIn(BaseModel):
+    """Omitted fields keep their value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question_delivery: Delivery | SkipJsonSchema[None] = None
+    connection: ConnectionPreferenceIn | SkipJsonSchema[None] = None
+    build_emails: bool | SkipJsonSchema[None] = None
+
+    @field_validator("question_delivery", "connection", "build_emails", mode="before")
+    @classmethod
+    def _no_null(cls, value: object) -> object:
+        if value is None:
+            raise ValueError("Must not be null; omit the field to keep its value.")
+        return value

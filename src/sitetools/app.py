@@ -1,0 +1,84 @@
+"""``create_app(settings)``: the only place the surfaces are assembled."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from sqlalchemy import text
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from sitetools.core.clock import Clock, SystemClock
+from sitetools.core.config import Settings
+from sitetools.core.context import AppServices
+from sitetools.core.crypto import Keyring, PasswordHashing, load_or_create_master_key
+from sitetools.core.db import create_engine, session_factory
+from sitetools.dashboard.routes import mount_dashboard
+from sitetools.operations.catalog import all_operations
+from sitetools.operations.http import (
+    BodyLimitMiddleware,
+    RequestContextMiddleware,
+    install_handlers,
+)
+from sitetools.operations.openapi import build_openapi
+from sitetools.operations.rest import mount_operations
+
+__all__ = ["create_app"]
+
+
+def create_app(settings: Settings | None = None, *, clock: Clock | None = None) -> FastAPI:
+    settings = settings or Settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    services = AppServices(
+        settings=settings,
+        clock=clock or SystemClock(),
+        keyring=Keyring(load_or_create_master_key(settings.resolved_master_key_file)),
+        passwords=PasswordHashing(settings.password_hash_time_cost, settings.password_hash_memory_kib),
+    )
+    engine = create_engine(settings.resolved_database_url, settings.db_pool_size)
+    db_sessions = session_factory(engine)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await engine.dispose()
+
+    app = FastAPI(
+        title="sitetools",
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.services = services
+    app.state.engine = engine
+    app.state.sessions = db_sessions
+
+    operations = all_operations()
+    document = build_openapi(operations, settings.base_url)
+    mount_operations(app, operations, services, db_sessions)
+
+    @app.get("/v1/openapi.json", include_in_schema=False)
+    async def openapi_document() -> JSONResponse:
+        return JSONResponse(document)
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz(_request: Request) -> Response:
+        try:
+            async with engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+        except Exception:  # the answer is the signal; details go to the log
+            return JSONResponse({"status": "unavailable", "database": "unreachable"}, 503)
+        return JSONResponse({"status": "ok", "database": "ok"})
+
+    mount_dashboard(app, services, db_sessions)
+    install_handlers(app, settings.base_url)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes, base_url=settings.base_url)
+    app.add_middleware(RequestContextMiddleware, base_url=settings.base_url)
+    return app

@@ -1,0 +1,1 @@
+"""Who is calling: credential resolution, the Caller and permission checks."""

@@ -1,0 +1,145 @@
+"""Turn a bearer secret into a Caller, re-checking everything on every request.
+
+Keys and sessions are looked up by HMAC digest; the effective permissions are recomputed from
+the member's current role each time, so a revoked key, an expired session, a member who left or
+a role that lost a permission takes effect on the next request.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+
+from sitetools.accounts.models import Account, DashboardSession, Membership
+from sitetools.auth.caller import Caller
+from sitetools.auth.permissions import (
+    INTEGRATION_KEY_PERMISSIONS,
+    ROLE_PERMISSIONS,
+    Permission,
+    Role,
+)
+from sitetools.core.context import Ctx
+from sitetools.core.errors import ServiceError
+from sitetools.keys.models import ApiKey
+
+__all__ = ["API_KEY_PREFIX", "SESSION_PREFIX", "resolve_caller"]
+
+API_KEY_PREFIX = "svc_"
+SESSION_PREFIX = "sst_"
+# spec: "last_used_at is kept (at most one write per key per minute)"
+_TOUCH_EVERY = timedelta(minutes=1)
+
+
+def _check_membership(ended_at: datetime | None, account_status: str) -> None:
+    if ended_at is not None:
+        raise ServiceError("organization_access_removed")
+    if account_status == "deletion_pending":
+        raise ServiceError("account_deletion_pending")
+
+
+def _permissions(role: str, own: list[str] | None) -> frozenset[Permission]:
+    held = ROLE_PERMISSIONS[Role(role)]
+    if own is None:
+        return held
+    return frozenset(p for p in held if p.value in own)
+
+
+async def resolve_caller(ctx: Ctx, token: str) -> Caller:
+    """The Caller for ``token``, or ServiceError ``unauthorized`` (and friends)."""
+    if token.startswith(API_KEY_PREFIX):
+        return await _resolve_api_key(ctx, token)
+    if token.startswith(SESSION_PREFIX):
+        return await _resolve_session(ctx, token)
+    raise ServiceError("unauthorized")
+
+
+async def _resolve_api_key(ctx: Ctx, token: str) -> Caller:
+    now = ctx.now()
+    row = (
+        await ctx.db.execute(
+            select(
+                ApiKey.id,
+                ApiKey.permissions,
+                ApiKey.integration_id,
+                ApiKey.expires_at,
+                ApiKey.revoked_at,
+                ApiKey.last_used_at,
+                Membership.id,
+                Membership.user_id,
+                Membership.role,
+                Membership.ended_at,
+                Account.id,
+                Account.type,
+                Account.plan,
+                Account.status,
+            )
+            .join(Membership, Membership.id == ApiKey.membership_id)
+            .join(Account, Account.id == ApiKey.account_id)
+            .where(ApiKey.token_digest == ctx.keyring.token_digest(token))
+        )
+    ).first()
+    if row is None:
+        raise ServiceError("unauthorized")
+    (key_id, own, integration_id, expires_at, revoked_at, last_used_at) = row[:6]
+    (membership_id, user_id, role, ended_at, account_id, account_type, plan, status) = row[6:]
+    if revoked_at is not None or expires_at <= now:
+        raise ServiceError("unauthorized")
+    _check_membership(ended_at, status)
+    permissions = _permissions(role, own)
+    if integration_id is not None:
+        permissions &= INTEGRATION_KEY_PERMISSIONS
+    if last_used_at is None or now - last_used_at >= _TOUCH_EVERY:
+        await ctx.db.execute(
+            update(ApiKey)
+            .where(ApiKey.id == key_id)
+            .where((ApiKey.last_used_at.is_(None)) | (ApiKey.last_used_at <= now - _TOUCH_EVERY))
+            .values(last_used_at=now)
+        )
+    return Caller(
+        kind="integration_key" if integration_id else "api_key",
+        account_id=account_id,
+        account_type=account_type,
+        plan=plan,
+        user_id=user_id,
+        membership_id=membership_id,
+        role=Role(role),
+        permissions=permissions,
+        credential_id=key_id,
+        client_id=key_id,
+        integration_id=integration_id,
+    )
+
+
+async def _resolve_session(ctx: Ctx, token: str) -> Caller:
+    now = ctx.now()
+    row = (
+        await ctx.db.execute(
+            select(DashboardSession, Membership, Account)
+            .join(Membership, Membership.id == DashboardSession.membership_id)
+            .join(Account, Account.id == Membership.account_id)
+            .where(DashboardSession.token_digest == ctx.keyring.token_digest(token))
+        )
+    ).first()
+    if row is None:
+        raise ServiceError("unauthorized")
+    session, membership, account = row.tuple()
+    idle = timedelta(seconds=ctx.settings.session_idle_seconds)
+    if session.revoked_at is not None or session.expires_at <= now or session.last_seen_at + idle <= now:
+        raise ServiceError("unauthorized")
+    _check_membership(membership.ended_at, account.status)
+    if now - session.last_seen_at >= _TOUCH_EVERY:
+        session.last_seen_at = now
+    return Caller(
+        kind="session",
+        account_id=account.id,
+        account_type=account.type,
+        plan=account.plan,
+        user_id=membership.user_id,
+        membership_id=membership.id,
+        role=Role(membership.role),
+        permissions=_permissions(membership.role, None),
+        credential_id=session.id,
+        client_id="dashboard",
+        signed_in_at=session.signed_in_at,
+    )

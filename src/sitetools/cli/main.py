@@ -1,0 +1,244 @@
+"""The ``sitetools`` command: serve, migrate, admin."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+import typer
+import uvicorn
+
+from sitetools.accounts import service as accounts
+from sitetools.accounts import sessions
+from sitetools.auth.permissions import Permission, Role
+from sitetools.core.clock import SystemClock
+from sitetools.core.config import Settings
+from sitetools.core.context import AppServices, Ctx
+from sitetools.core.crypto import Keyring, PasswordHashing, load_or_create_master_key
+from sitetools.core.db import create_engine, session_factory
+from sitetools.core.errors import ServiceError
+from sitetools.core.logging import configure_logging
+from sitetools.core.migrate import migrate as run_migrations
+from sitetools.keys import service as keys
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="sitetools: tools that operate on websites, over REST, MCP and a Dashboard.",
+    pretty_exceptions_enable=False,
+)
+admin = typer.Typer(help="Administration: accounts, members, sessions, keys.")
+app.add_typer(admin, name="admin")
+
+T = TypeVar("T")
+
+
+def _settings() -> Settings:
+    settings = Settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return settings
+
+
+def _in_transaction(settings: Settings, work: Callable[[Ctx], Awaitable[T]]) -> T:
+    """Run ``work`` in one committed transaction against the configured database."""
+
+    async def main() -> T:
+        engine = create_engine(settings.resolved_database_url, 2)
+        services = AppServices(
+            settings=settings,
+            clock=SystemClock(),
+            keyring=Keyring(load_or_create_master_key(settings.resolved_master_key_file)),
+            passwords=PasswordHashing(
+                settings.password_hash_time_cost, settings.password_hash_memory_kib
+            ),
+        )
+        try:
+            async with session_factory(engine)() as db:
+                result = await work(Ctx(db, services))
+                await db.commit()
+                return result
+        finally:
+            await engine.dispose()
+
+    try:
+        return asyncio.run(main())
+    except ServiceError as error:
+        typer.echo(json.dumps({"error": {"code": error.code, "message": error.message}}), err=True)
+        raise typer.Exit(1) from None
+
+
+def _print(data: dict[str, Any]) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def migrate() -> None:
+    """Apply database migrations."""
+    settings = _settings()
+    configure_logging(settings.log_level, settings.log_format)
+    run_migrations(settings.resolved_database_url)
+    typer.echo("database is up to date")
+
+
+def _ensure_demo_owner(settings: Settings) -> None:
+    """``make run``: a demo owner on first start, and a sign-in link every start."""
+    marker = settings.data_dir / "demo-owner.json"
+    email = "demo@sitetools.local"
+    if not marker.exists():
+        password = secrets.token_urlsafe(12)
+
+        async def create(ctx: Ctx) -> None:
+            await accounts.create_account(
+                ctx, email=email, password=password, name="Demo", first_name="Demo"
+            )
+
+        _in_transaction(settings, create)
+        marker.write_text(json.dumps({"email": email, "password": password}))
+        marker.chmod(0o600)
+    demo = json.loads(marker.read_text())
+
+    async def link(ctx: Ctx) -> str:
+        return await sessions.sign_in_link(ctx, demo["email"])
+
+    url = _in_transaction(settings, link)
+    typer.echo(
+        f"\n  sitetools is starting on {settings.base_url}\n"
+        f"  REST API        {settings.base_url}/v1  (OpenAPI: {settings.base_url}/v1/openapi.json)\n"
+        f"  Dashboard       {settings.base_url}/dashboard\n"
+        f"  Sign in         {url}\n"
+        f"                  (or {demo['email']} / {demo['password']}; the link works once, 15 min)\n"
+    )
+
+
+@app.command()
+def serve(
+    demo: Annotated[bool, typer.Option(help="Create the demo owner and print a sign-in link.")] = False,
+) -> None:
+    """Migrate, then serve the API, MCP and Dashboard."""
+    settings = _settings()
+    configure_logging(settings.log_level, settings.log_format)
+    run_migrations(settings.resolved_database_url)
+    if demo:
+        _ensure_demo_owner(settings)
+    from sitetools.app import create_app
+
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        proxy_headers=True,
+        timeout_graceful_shutdown=10,
+    )
+
+
+@admin.command("create-account")
+def create_account(
+    email: Annotated[str, typer.Option()],
+    password: Annotated[str, typer.Option()],
+    type_: Annotated[str, typer.Option("--type")] = "personal",
+    plan: Annotated[str | None, typer.Option()] = None,
+    name: Annotated[str | None, typer.Option()] = None,
+) -> None:
+    """Create an account with its owner; prints account_id and user_id."""
+    if type_ not in ("personal", "business", "service"):
+        raise typer.BadParameter("--type must be personal, business or service")
+    if plan not in (None, "free", "premium"):
+        raise typer.BadParameter("--plan must be free or premium")
+    account_type: accounts.AccountType = type_  # type: ignore[assignment]
+    chosen: Literal["free", "premium"] | None = plan  # type: ignore[assignment]
+
+    async def work(ctx: Ctx) -> dict[str, Any]:
+        account, user, _ = await accounts.create_account(
+            ctx, email=email, password=password, account_type=account_type, plan=chosen, name=name
+        )
+        return {"account_id": account.id, "user_id": user.id}
+
+    _print(_in_transaction(_settings(), work))
+
+
+@admin.command("add-member")
+def add_member(
+    account: Annotated[str, typer.Option()],
+    email: Annotated[str, typer.Option()],
+    password: Annotated[str, typer.Option()],
+    role: Annotated[str, typer.Option()] = "member",
+) -> None:
+    """Add a person to a Business account's team."""
+    try:
+        chosen = Role(role)
+    except ValueError:
+        raise typer.BadParameter("--role must be owner, admin or member") from None
+
+    async def work(ctx: Ctx) -> dict[str, Any]:
+        user, membership = await accounts.add_member(
+            ctx, account_id=account, email=email, password=password, role=chosen
+        )
+        return {"account_id": account, "user_id": user.id, "role": membership.role}
+
+    _print(_in_transaction(_settings(), work))
+
+
+@admin.command("create-session")
+def create_session(email: Annotated[str, typer.Option()]) -> None:
+    """Print a Dashboard session token (counts as a fresh sign-in)."""
+
+    async def work(ctx: Ctx) -> str:
+        user = await accounts.find_user(ctx, email)
+        return (await sessions.create_session(ctx, user.id)).token
+
+    typer.echo(_in_transaction(_settings(), work))
+
+
+@admin.command("sign-in-link")
+def sign_in_link(email: Annotated[str, typer.Option()]) -> None:
+    """Print a one-time Dashboard sign-in link."""
+
+    async def work(ctx: Ctx) -> str:
+        return await sessions.sign_in_link(ctx, email)
+
+    typer.echo(_in_transaction(_settings(), work))
+
+
+@admin.command("create-key")
+def create_key(
+    email: Annotated[str, typer.Option()],
+    name: Annotated[str, typer.Option()],
+    permission: Annotated[list[str] | None, typer.Option()] = None,
+    expires_in_days: Annotated[int, typer.Option()] = 90,
+    integration: Annotated[str | None, typer.Option()] = None,
+) -> None:
+    """Create an API key for the person's first account; prints the secret once."""
+    for value in permission or []:
+        try:
+            Permission(value)
+        except ValueError:
+            raise typer.BadParameter(f"unknown permission {value!r}") from None
+
+    async def work(ctx: Ctx) -> dict[str, Any]:
+        user = await accounts.find_user(ctx, email)
+        new = await sessions.create_session(ctx, user.id)
+        from sitetools.auth.resolve import resolve_caller
+        from sitetools.keys.schemas import CreateKeyIn
+
+        caller = await resolve_caller(ctx, new.token)
+        await sessions.end_session(ctx, new.id)
+        data = CreateKeyIn.model_validate(
+            {
+                "name": name,
+                "permissions": permission or None,
+                "expires_in_days": expires_in_days,
+                "integration_id": integration,
+            }
+        )
+        created = await keys.create_key(ctx, caller, data)
+        return created.model_dump(mode="json")
+
+    _print(_in_transaction(_settings(), work))
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,1 @@
+"""Shared foundations: configuration, database, errors, ids, clock, crypto, logging, pagination."""

@@ -1,0 +1,41 @@
+"""Opaque keyset cursors for newest-first lists (stable under concurrent inserts)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from sitetools.core.clock import utc
+from sitetools.core.errors import ServiceError
+
+__all__ = ["Cursor", "decode_cursor", "encode_cursor"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """The position after the last item of a page: its (created_at, id)."""
+
+    created_at: datetime
+    id: str
+
+
+def encode_cursor(created_at: datetime, item_id: str) -> str:
+    raw = json.dumps([utc(created_at).isoformat(), item_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def decode_cursor(value: str) -> Cursor:
+    """Parse a cursor from a previous page; anything else is 400 ``invalid_request``."""
+    try:
+        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        stamp, item_id = json.loads(raw)
+        if not isinstance(stamp, str) or not isinstance(item_id, str):
+            raise ValueError
+        return Cursor(utc(datetime.fromisoformat(stamp)), item_id)
+    except (ValueError, TypeError, UnicodeDecodeError, json.JSONDecodeError):
+        raise ServiceError(
+            "invalid_request",
+            issues=[{"path": "/query/cursor", "message": "Not a cursor from a previous page."}],
+        ) from None

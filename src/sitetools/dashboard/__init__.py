@@ -1,0 +1,1 @@
+"""Server-rendered Dashboard pages (Jinja2, no front-end build)."""

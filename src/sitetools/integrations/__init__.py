@@ -1,0 +1,1 @@
+"""Integrations: one website each, grouping that site's tools."""

@@ -1,0 +1,1 @@
+"""API keys: account keys and integration keys."""

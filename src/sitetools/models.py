@@ -1,0 +1,30 @@
+"""Every table, imported in one place so migrations and tests see the whole schema."""
+
+from sitetools.accounts.models import (
+    Account,
+    ConnectionPreference,
+    DashboardSession,
+    Membership,
+    SignInAttempt,
+    User,
+)
+from sitetools.core.db import Base
+from sitetools.core.nonces import SpentNonce
+from sitetools.integrations.models import Integration
+from sitetools.keys.models import ApiKey
+from sitetools.quota.models import QuotaCounter, QuotaReservation
+
+__all__ = [
+    "Account",
+    "ApiKey",
+    "Base",
+    "ConnectionPreference",
+    "DashboardSession",
+    "Integration",
+    "Membership",
+    "QuotaCounter",
+    "QuotaReservation",
+    "SignInAttempt",
+    "SpentNonce",
+    "User",
+]

@@ -1,0 +1,18 @@
+"""Every operation of the service, gathered from the areas' ``operations`` modules."""
+
+from __future__ import annotations
+
+from sitetools.accounts.operations import OPERATIONS as ACCOUNT
+from sitetools.keys.operations import OPERATIONS as API_KEYS
+from sitetools.operations.registry import Operation
+from sitetools.quota.operations import OPERATIONS as QUOTA
+
+__all__ = ["all_operations"]
+
+
+def all_operations() -> list[Operation]:
+    operations = [*ACCOUNT, *API_KEYS, *QUOTA]
+    ids = [op.operation_id for op in operations]
+    if len(ids) != len(set(ids)):
+        raise ValueError("operationId declared twice")
+    return operations

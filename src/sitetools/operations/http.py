@@ -1,0 +1,154 @@
+"""HTTP plumbing shared by every route: request ids, access logs, body limits, error envelopes."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import structlog
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sitetools.core.errors import ServiceError, envelope
+from sitetools.core.logging import get_logger
+
+__all__ = ["BodyLimitMiddleware", "RequestContextMiddleware", "error_response", "install_handlers"]
+
+_log = get_logger("sitetools.http")
+
+
+def resource_metadata_url(base_url: str) -> str:
+    """spec: "Authentication" 3 - a /v1 401 names the account MCP endpoint's metadata."""
+    return f"{base_url}/.well-known/oauth-protected-resource/mcp"
+
+
+def error_response(error: ServiceError, base_url: str) -> JSONResponse:
+    headers: dict[str, str] = {}
+    if error.status == 401:
+        headers["WWW-Authenticate"] = f'Bearer resource_metadata="{resource_metadata_url(base_url)}"'
+    if error.status == 429 and "retry_after_seconds" in error.details:
+        headers["Retry-After"] = str(error.details["retry_after_seconds"])
+    return JSONResponse(envelope(error, base_url), status_code=error.status, headers=headers)
+
+
+def install_handlers(app: Any, base_url: str) -> None:
+    """Map every failure to the spec's envelope (never FastAPI's or Starlette's own shapes)."""
+
+    async def on_service_error(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ServiceError)
+        return error_response(exc, base_url)
+
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 405:
+            response = error_response(ServiceError("method_not_allowed"), base_url)
+            if exc.headers and "Allow" in exc.headers:
+                response.headers["Allow"] = exc.headers["Allow"]
+            return response
+        if exc.status_code == 404:
+            return error_response(ServiceError("not_found"), base_url)
+        _log.warning("unexpected_http_exception", status=exc.status_code, path=request.url.path)
+        return error_response(ServiceError("invalid_request", issues=[]), base_url)
+
+    app.add_exception_handler(ServiceError, on_service_error)
+    app.add_exception_handler(HTTPException, on_http_error)
+
+
+class RequestContextMiddleware:
+    """A request id on every log line and in ``X-Request-Id``; any crash becomes a 500 envelope."""
+
+    def __init__(self, app: ASGIApp, base_url: str) -> None:
+        self.app = app
+        self.base_url = base_url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = uuid.uuid4().hex
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+        started = time.perf_counter()
+        status = 500
+        response_started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status, response_started
+            if message["type"] == "http.response.start":
+                response_started = True
+                status = message["status"]
+                headers = list(message.get("headers", []))
+                headers.append((b"x-request-id", request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            _log.exception("unhandled_error", method=scope["method"], path=scope["path"])
+            if response_started:
+                raise
+            response = error_response(ServiceError("internal_error"), self.base_url)
+            await response(scope, receive, send_with_id)
+        finally:
+            _log.info(
+                "request",
+                method=scope["method"],
+                path=scope["path"],
+                status=status,
+                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+            )
+            structlog.contextvars.clear_contextvars()
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimitMiddleware:
+    """spec: 413 ``request_too_large`` - checked while the body streams in, not after."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, base_url: str) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.base_url = base_url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.max_bytes:
+                    await self._refuse(scope, receive, send)
+                    return
+        seen = 0
+
+        async def counting_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise ServiceError("request_too_large", max_bytes=self.max_bytes)
+            return message
+
+        await self.app(scope, counting_receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        error = ServiceError("request_too_large", max_bytes=self.max_bytes)
+        response = error_response(error, self.base_url)
+        response.headers["Connection"] = "close"
+        await response(scope, receive, send)
+
+
+def json_dumps(data: Any) -> bytes:
+    return json.dumps(data, separators=(",", ":")).encode()

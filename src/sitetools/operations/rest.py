@@ -1,0 +1,122 @@
+"""REST routes generated from the registry: authenticate, authorize, parse, call, render."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from fastapi import FastAPI
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.requests import Request
+from starlette.responses import Response
+
+from sitetools.auth.caller import Caller
+from sitetools.auth.resolve import resolve_caller
+from sitetools.core.context import AppServices, Ctx
+from sitetools.core.errors import ServiceError
+from sitetools.operations.parsing import parse_json_body, parse_model
+from sitetools.operations.registry import Operation, OpRequest, Reply
+
+__all__ = ["SESSION_COOKIE", "bearer_token", "mount_operations"]
+
+SESSION_COOKIE = "sitetools_session"
+_JSON = "application/json"
+
+
+def bearer_token(request: Request, *, allow_cookie: bool = True) -> str | None:
+    """The bearer secret of a request: ``Authorization: Bearer`` first, then the session cookie."""
+    header = request.headers.get("authorization")
+    if header is not None:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ServiceError("unauthorized")
+        return token.strip()
+    if allow_cookie:
+        return request.cookies.get(SESSION_COOKIE)
+    return None
+
+
+def authorize(operation: Operation, caller: Caller) -> None:
+    """The caller kinds and permissions the operation declares (authenticated by default)."""
+    if caller.kind not in operation.callers:
+        raise ServiceError("forbidden", reason="caller_not_accepted")
+    if operation.permission != "identity":
+        caller.require(operation.permission)
+    if operation.key_permission is not None and caller.kind != "session":
+        caller.require(operation.key_permission)
+
+
+def _render(operation: Operation, result: BaseModel | Reply | None) -> Response:
+    if isinstance(result, Reply):
+        status, body, headers = result.status, result.body, dict(result.headers)
+    else:
+        status, body, headers = operation.success_status, result, {}
+    if body is None:
+        return Response(status_code=status, headers=headers)
+    return Response(
+        body.model_dump_json(), status_code=status, media_type=_JSON, headers=headers
+    )
+
+
+def _endpoint(
+    operation: Operation, services: AppServices, sessions: async_sessionmaker[AsyncSession]
+) -> Any:
+    async def endpoint(request: Request) -> Response:
+        token = bearer_token(request)
+        async with sessions() as db:
+            ctx = Ctx(db, services)
+            try:
+                caller = None
+                if token is not None:
+                    caller = await resolve_caller(ctx, token)
+                    authorize(operation, caller)
+                elif not operation.public:
+                    raise ServiceError("unauthorized")
+                path = (
+                    parse_model(operation.path_model, request.path_params, "path")
+                    if operation.path_model
+                    else None
+                )
+                query = (
+                    parse_model(operation.query_model, dict(request.query_params), "query")
+                    if operation.query_model
+                    else None
+                )
+                body = None
+                if operation.body_model is not None:
+                    raw = await request.body()
+                    if raw.strip():
+                        body = parse_model(operation.body_model, parse_json_body(raw), "body")
+                    elif operation.body_required:
+                        raise ServiceError(
+                            "invalid_request",
+                            issues=[{"path": "/body", "message": "A JSON body is required."}],
+                        )
+                result = await operation.handler(
+                    OpRequest(ctx, caller, path, query, body, request)
+                )
+                await db.commit()
+            except BaseException:
+                await db.rollback()
+                raise
+        return _render(operation, result)
+
+    endpoint.__name__ = operation.operation_id.replace(".", "_")
+    return endpoint
+
+
+def mount_operations(
+    app: FastAPI,
+    operations: Iterable[Operation],
+    services: AppServices,
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    for operation in operations:
+        app.add_api_route(
+            operation.path,
+            _endpoint(operation, services, sessions),
+            methods=[operation.method],
+            include_in_schema=False,
+            name=operation.operation_id,
+        )

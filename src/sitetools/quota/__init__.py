@@ -1,0 +1,1 @@
+"""Quota: daily tool calls and monthly new integrations, with reservations."""
