@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 __all__ = [
@@ -104,14 +104,21 @@ class ConnectionPreferenceIn(BaseModel):
     question_delivery: Delivery | None
 
 
+def _omitted(schema: dict[str, Any]) -> None:
+    """An optional field without a JSON default: omitting it keeps the stored value."""
+    schema.pop("default", None)
+
+
 class PreferencesIn(BaseModel):
     """Omitted fields keep their value."""
 
     model_config = ConfigDict(extra="forbid")
 
-    question_delivery: Delivery | SkipJsonSchema[None] = None
-    connection: ConnectionPreferenceIn | SkipJsonSchema[None] = None
-    build_emails: bool | SkipJsonSchema[None] = None
+    question_delivery: Delivery | SkipJsonSchema[None] = Field(None, json_schema_extra=_omitted)
+    connection: ConnectionPreferenceIn | SkipJsonSchema[None] = Field(
+        None, json_schema_extra=_omitted
+    )
+    build_emails: bool | SkipJsonSchema[None] = Field(None, json_schema_extra=_omitted)
 
     @field_validator("question_delivery", "connection", "build_emails", mode="before")
     @classmethod

@@ -123,7 +123,7 @@ async def _resolve_session(ctx: Ctx, token: str) -> Caller:
     ).first()
     if row is None:
         raise ServiceError("unauthorized")
-    session, membership, account = row.tuple()
+    session, membership, account = row
     idle = timedelta(seconds=ctx.settings.session_idle_seconds)
     if session.revoked_at is not None or session.expires_at <= now or session.last_seen_at + idle <= now:
         raise ServiceError("unauthorized")

@@ -38,10 +38,15 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         redact,
     ]
-    renderer: Any = (
-        structlog.processors.JSONRenderer()
+    # Tracebacks are plain text: the fancy renderers print local variables, which may hold secrets.
+    renderers: list[Any] = (
+        [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
         if fmt == "json"
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        else [
+            structlog.dev.ConsoleRenderer(
+                colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback
+            )
+        ]
     )
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
@@ -51,7 +56,7 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
     )
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared,
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *renderers],
     )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter)
