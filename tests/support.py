@@ -113,3 +113,24 @@ def error_code(response: httpx.Response) -> str:
     assert set(body) == {"error"}, body
     assert set(body["error"]) == {"code", "message", "retryable", "docs_url", "details"}
     return str(body["error"]["code"])
+
+
+async def new_integration(app: FastAPI, *, account_id: str | None = None) -> str:
+    """An integration row (public, or private to ``account_id``)."""
+    from sitetools.core.ids import new_id
+    from sitetools.integrations.models import Integration
+
+    async with ctx_for(app) as ctx:
+        integration = Integration(
+            id=new_id("int"),
+            account_id=account_id,
+            visibility="private" if account_id else "public",
+            name="Demo Shop",
+            site_url="https://shop.example",
+            domain="shop.example",
+            status="active",
+            created_at=ctx.now(),
+        )
+        ctx.db.add(integration)
+        await ctx.db.commit()
+    return integration.id
