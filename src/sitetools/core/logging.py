@@ -52,7 +52,7 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=True,
+        cache_logger_on_first_use=False,
     )
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared,

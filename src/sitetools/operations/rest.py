@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import structlog
 from fastapi import FastAPI
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -70,6 +71,9 @@ def _endpoint(
                 caller = None
                 if token is not None:
                     caller = await resolve_caller(ctx, token)
+                    structlog.contextvars.bind_contextvars(
+                        account_id=caller.account_id, credential_id=caller.credential_id
+                    )
                     authorize(operation, caller)
                 elif not operation.public:
                     raise ServiceError("unauthorized")
