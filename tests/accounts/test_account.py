@@ -238,3 +238,24 @@ async def test_integration_key_may_change_only_its_connection(
     )
     assert refused.status_code == 403
     assert error_code(refused) == "forbidden"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["Ada", "  Ada  ", "a" * 100, " " + "a" * 100 + "\t", "", " ", "a" * 101, "A\u0000b",
+     "A\u202eb", "\u2067", "Zoë", "李", "A\u200db", "\nAda\n", "A\tb"],
+)
+async def test_documented_pattern_agrees_with_the_validator(value: str) -> None:
+    import re
+
+    from pydantic import ValidationError
+
+    from sitetools.accounts.schemas import FIRST_NAME_PATTERN, SetNameIn
+
+    documented = re.fullmatch(FIRST_NAME_PATTERN, value) is not None
+    try:
+        SetNameIn(first_name=value)
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert documented == accepted

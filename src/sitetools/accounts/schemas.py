@@ -65,13 +65,21 @@ class AccountUserOut(BaseModel):
     name: str
 
 
+# The same rules as a JSON Schema pattern, so the document says exactly what is accepted:
+# surrounding whitespace is trimmed, then 1 (or 0) to 100 characters without controls.
+_FORBIDDEN = r"\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CORE = rf"[^\s{_FORBIDDEN}](?:[^{_FORBIDDEN}]{{0,98}}[^\s{_FORBIDDEN}])?"
+FIRST_NAME_PATTERN = rf"^\s*{_CORE}\s*$"
+LAST_NAME_PATTERN = rf"^\s*(?:{_CORE})?\s*$"
+
+
 class SetNameIn(BaseModel):
     """spec: "PUT /v1/account/name" body; no other fields allowed."""
 
     model_config = ConfigDict(extra="forbid")
 
-    first_name: str
-    last_name: str | None = None
+    first_name: str = Field(json_schema_extra={"pattern": FIRST_NAME_PATTERN})
+    last_name: str | None = Field(None, json_schema_extra={"pattern": LAST_NAME_PATTERN})
 
     @field_validator("first_name")
     @classmethod

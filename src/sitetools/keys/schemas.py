@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sitetools.auth.permissions import KEY_PERMISSIONS
 
@@ -55,8 +55,15 @@ class ApiKeyPage(BaseModel):
 
 
 class ListKeysQuery(BaseModel):
-    cursor: str | None = None
+    cursor: str | None = Field(
+        default=None, description="The `next_cursor` of the previous page; empty = first page."
+    )
     limit: int = Field(default=20, ge=1, le=100)
+
+    @field_validator("cursor")
+    @classmethod
+    def _empty_is_first_page(cls, value: str | None) -> str | None:
+        return value or None
 
 
 class KeyPath(BaseModel):
