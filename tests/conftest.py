@@ -33,7 +33,9 @@ def _pg_admin_url() -> str:
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
-def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """A freshly migrated database for the whole session (one per backend)."""
     if request.param == "sqlite":
         path = tmp_path_factory.mktemp("db") / "sitetools.db"

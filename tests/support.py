@@ -53,9 +53,7 @@ class Person:
     def auth(self, token: str | None = None) -> dict[str, str]:
         return {"Authorization": f"Bearer {token or self.session_token}"}
 
-    async def key(
-        self, name: str = "key", **fields: Any
-    ) -> ApiKeyWithSecret:
+    async def key(self, name: str = "key", **fields: Any) -> ApiKeyWithSecret:
         """A new API key for this person, made through the service (fresh sign-in)."""
         async with ctx_for(self.app) as ctx:
             caller = await resolve_caller(ctx, self.session_token)

@@ -35,7 +35,9 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         settings=settings,
         clock=clock or SystemClock(),
         keyring=Keyring(load_or_create_master_key(settings.resolved_master_key_file)),
-        passwords=PasswordHashing(settings.password_hash_time_cost, settings.password_hash_memory_kib),
+        passwords=PasswordHashing(
+            settings.password_hash_time_cost, settings.password_hash_memory_kib
+        ),
     )
     engine = create_engine(settings.resolved_database_url, settings.db_pool_size)
     db_sessions = session_factory(engine)
@@ -79,6 +81,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
 
     mount_dashboard(app, services, db_sessions)
     install_handlers(app, settings.base_url)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes, base_url=settings.base_url)
+    app.add_middleware(
+        BodyLimitMiddleware, max_bytes=settings.max_body_bytes, base_url=settings.base_url
+    )
     app.add_middleware(RequestContextMiddleware, base_url=settings.base_url)
     return app

@@ -10,12 +10,22 @@ from sitetools.auth.permissions import Role
 from tests.support import error_code, new_integration, new_person
 
 MEMBER_PERMISSIONS = [
-    "api_keys:manage", "credentials:manage", "jobs:cancel", "jobs:read", "logins:manage",
-    "logins:read", "runs:create", "tools:build", "tools:read", "usage:read",
+    "api_keys:manage",
+    "credentials:manage",
+    "jobs:cancel",
+    "jobs:read",
+    "logins:manage",
+    "logins:read",
+    "runs:create",
+    "tools:build",
+    "tools:read",
+    "usage:read",
 ]
 
 
-async def test_personal_account_is_owned_with_a_plan(app: FastAPI, client: httpx.AsyncClient) -> None:
+async def test_personal_account_is_owned_with_a_plan(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
     person = await new_person(app, plan="premium")
     body = (await client.get("/v1/account", headers=person.auth())).json()
     assert body["id"] == person.account_id
@@ -24,8 +34,12 @@ async def test_personal_account_is_owned_with_a_plan(app: FastAPI, client: httpx
     assert body["role"] == "owner"
     assert body["permissions"] == sorted([*MEMBER_PERMISSIONS, "billing:manage", "team:manage"])
     assert body["features"] == {
-        "teams": False, "webhooks": True, "billing": True, "sms_numbers": False,
-        "builds": True, "code": False,
+        "teams": False,
+        "webhooks": True,
+        "billing": True,
+        "sms_numbers": False,
+        "builds": True,
+        "code": False,
     }
 
 
@@ -41,8 +55,10 @@ async def test_business_roles_carry_the_decided_permissions(
     app: FastAPI, client: httpx.AsyncClient, role: Role, extra: list[str]
 ) -> None:
     owner = await new_person(app, account_type="business")
-    person = owner if role is Role.OWNER else await new_person(
-        app, account_id=owner.account_id, role=role
+    person = (
+        owner
+        if role is Role.OWNER
+        else await new_person(app, account_id=owner.account_id, role=role)
     )
     body = (await client.get("/v1/account", headers=person.auth())).json()
     assert body["type"] == "business"
@@ -66,13 +82,17 @@ async def test_set_name_trims_and_is_idempotent(app: FastAPI, client: httpx.Asyn
     first = await client.put("/v1/account/name", json=body, headers=person.auth())
     second = await client.put("/v1/account/name", json=body, headers=person.auth())
     assert first.status_code == second.status_code == 200
-    assert first.json() == second.json() == {
-        "user_id": person.user_id,
-        "email": person.email,
-        "first_name": "Ada",
-        "last_name": "Lovelace",
-        "name": "Ada Lovelace",
-    }
+    assert (
+        first.json()
+        == second.json()
+        == {
+            "user_id": person.user_id,
+            "email": person.email,
+            "first_name": "Ada",
+            "last_name": "Lovelace",
+            "name": "Ada Lovelace",
+        }
+    )
 
 
 @pytest.mark.parametrize("last_name", [None, "", "   ", "omit"])
@@ -133,9 +153,7 @@ async def test_name_change_touches_only_the_caller(app: FastAPI, client: httpx.A
     member = await new_person(app, account_id=owner.account_id, role=Role.MEMBER)
     await client.put("/v1/account/name", json={"first_name": "Owner"}, headers=owner.auth())
     await client.put("/v1/account/name", json={"first_name": "Member"}, headers=member.auth())
-    again = await client.put(
-        "/v1/account/name", json={"first_name": "Owner"}, headers=owner.auth()
-    )
+    again = await client.put("/v1/account/name", json={"first_name": "Owner"}, headers=owner.auth())
     assert again.json()["user_id"] == owner.user_id
     assert again.json()["first_name"] == "Owner"
 
@@ -161,7 +179,9 @@ async def test_connection_override_wins_and_null_returns_to_default(
     )
     assert patched.status_code == 200
     assert patched.json()["connection"] == {
-        "id": key.id, "kind": "api_key", "question_delivery": "form"
+        "id": key.id,
+        "kind": "api_key",
+        "question_delivery": "form",
     }
     # Another connection of the same member does not see this override.
     other = await person.key("other")
@@ -180,9 +200,7 @@ async def test_omitted_fields_keep_their_value(app: FastAPI, client: httpx.Async
         json={"question_delivery": "form", "build_emails": False},
         headers=person.auth(),
     )
-    body = (
-        await client.patch("/v1/account/preferences", json={}, headers=person.auth())
-    ).json()
+    body = (await client.patch("/v1/account/preferences", json={}, headers=person.auth())).json()
     assert body["question_delivery"] == "form"
     assert body["build_emails"] is False
     empty = await client.patch("/v1/account/preferences", headers=person.auth())
@@ -229,7 +247,8 @@ async def test_integration_key_may_change_only_its_connection(
     key = await person.key("scoped", integration_id=await new_integration(app))
     headers = person.auth(key.secret)
     ok = await client.patch(
-        "/v1/account/preferences", json={"connection": {"question_delivery": "form"}},
+        "/v1/account/preferences",
+        json={"connection": {"question_delivery": "form"}},
         headers=headers,
     )
     assert ok.status_code == 200
@@ -242,8 +261,23 @@ async def test_integration_key_may_change_only_its_connection(
 
 @pytest.mark.parametrize(
     "value",
-    ["Ada", "  Ada  ", "a" * 100, " " + "a" * 100 + "\t", "", " ", "a" * 101, "A\u0000b",
-     "A\u202eb", "\u2067", "Zoë", "李", "A\u200db", "\nAda\n", "A\tb"],
+    [
+        "Ada",
+        "  Ada  ",
+        "a" * 100,
+        " " + "a" * 100 + "\t",
+        "",
+        " ",
+        "a" * 101,
+        "A\u0000b",
+        "A\u202eb",
+        "\u2067",
+        "Zoë",
+        "李",
+        "A\u200db",
+        "\nAda\n",
+        "A\tb",
+    ],
 )
 async def test_documented_pattern_agrees_with_the_validator(value: str) -> None:
     import re

@@ -47,9 +47,7 @@ MATRIX = {
 @pytest.fixture
 async def callers(app: FastAPI) -> tuple[Person, dict[str, str | None]]:
     person = await new_person(app)
-    full = await person.key(
-        "full", permissions=["api_keys:manage", "usage:read", "tools:read"]
-    )
+    full = await person.key("full", permissions=["api_keys:manage", "usage:read", "tools:read"])
     plain = await person.key("plain")
     integration_id = await new_integration(app)
     scoped = await person.key("scoped", integration_id=integration_id)
@@ -152,9 +150,7 @@ async def test_account_being_deleted_refuses_callers(
     person = await new_person(app)
     async with ctx_for(app) as ctx:
         await ctx.db.execute(
-            update(Account)
-            .where(Account.id == person.account_id)
-            .values(status="deletion_pending")
+            update(Account).where(Account.id == person.account_id).values(status="deletion_pending")
         )
         await ctx.db.commit()
     response = await client.get("/v1/account", headers=person.auth())

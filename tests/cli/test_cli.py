@@ -18,7 +18,11 @@ from tests.conftest import free_port
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "sitetools.cli.main", *args],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -37,22 +41,65 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
 def test_admin_commands_and_serve(cli_env: dict[str, str], tmp_path: Path) -> None:
     assert _run(cli_env, "migrate").returncode == 0
     key_file = tmp_path / "data" / "master.key"
-    made = _run(cli_env, "admin", "create-account", "--email", "Owner@Example.com",
-                "--password", "pw-123456", "--type", "business", "--name", "Acme")
+    made = _run(
+        cli_env,
+        "admin",
+        "create-account",
+        "--email",
+        "Owner@Example.com",
+        "--password",
+        "pw-123456",
+        "--type",
+        "business",
+        "--name",
+        "Acme",
+    )
     assert made.returncode == 0, made.stderr
     ids = json.loads(made.stdout)
-    assert ids["account_id"].startswith("acct_") and ids["user_id"].startswith("user_")
+    assert ids["account_id"].startswith("acct_")
+    assert ids["user_id"].startswith("user_")
     assert oct(key_file.stat().st_mode & 0o777) == "0o600"
-    member = _run(cli_env, "admin", "add-member", "--account", ids["account_id"], "--email",
-                  "m@example.com", "--password", "pw-123456", "--role", "admin")
+    member = _run(
+        cli_env,
+        "admin",
+        "add-member",
+        "--account",
+        ids["account_id"],
+        "--email",
+        "m@example.com",
+        "--password",
+        "pw-123456",
+        "--role",
+        "admin",
+    )
     assert member.returncode == 0, member.stderr
-    dup = _run(cli_env, "admin", "create-account", "--email", "x@example.com", "--password",
-               "p", "--plan", "gold")
+    dup = _run(
+        cli_env,
+        "admin",
+        "create-account",
+        "--email",
+        "x@example.com",
+        "--password",
+        "p",
+        "--plan",
+        "gold",
+    )
     assert dup.returncode != 0
     session = _run(cli_env, "admin", "create-session", "--email", "owner@example.com")
     assert session.stdout.strip().startswith("sst_")
-    key = _run(cli_env, "admin", "create-key", "--email", "m@example.com", "--name", "cli",
-               "--permission", "team:manage", "--permission", "usage:read")
+    key = _run(
+        cli_env,
+        "admin",
+        "create-key",
+        "--email",
+        "m@example.com",
+        "--name",
+        "cli",
+        "--permission",
+        "team:manage",
+        "--permission",
+        "usage:read",
+    )
     assert key.returncode == 0, key.stderr
     secret = json.loads(key.stdout)["secret"]
     assert secret.startswith("svc_")
@@ -61,7 +108,10 @@ def test_admin_commands_and_serve(cli_env: dict[str, str], tmp_path: Path) -> No
     env = dict(cli_env, SITETOOLS_PORT=str(port), SITETOOLS_BASE_URL=f"http://127.0.0.1:{port}")
     server = subprocess.Popen(
         [sys.executable, "-m", "sitetools.cli.main", "serve"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 30
@@ -98,7 +148,10 @@ def test_serve_demo_creates_the_owner_once_and_prints_a_sign_in_link(
     for _ in range(2):
         server = subprocess.Popen(
             [sys.executable, "-m", "sitetools.cli.main", "serve", "--demo"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         try:
             deadline = time.monotonic() + 30

@@ -36,9 +36,7 @@ webhook_secret_unreadable 409 N|account_unavailable 503 Y|internal_error 500 N
 temporarily_unavailable 503 Y
 """
 ROWS = [
-    tuple(entry.split())
-    for line in SPEC_TABLE.strip().splitlines()
-    for entry in line.split("|")
+    tuple(entry.split()) for line in SPEC_TABLE.strip().splitlines() for entry in line.split("|")
 ]
 
 

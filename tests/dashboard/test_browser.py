@@ -18,8 +18,14 @@ async def test_person_signs_in_and_out_in_a_browser(app: FastAPI, live_server: L
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--disable-sync"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+            ],
         )
         try:
             page = await browser.new_page()
@@ -35,7 +41,8 @@ async def test_person_signs_in_and_out_in_a_browser(app: FastAPI, live_server: L
             assert person.email in (await page.content())
             cookies = await page.context.cookies()
             session = next(c for c in cookies if c["name"] == "sitetools_session")
-            assert session["httpOnly"] is True and session["sameSite"] == "Lax"
+            assert session["httpOnly"] is True
+            assert session["sameSite"] == "Lax"
             assert await page.evaluate("document.cookie.includes('sitetools_session')") is False
             await page.click("text=Sign out")
             await page.wait_for_url(f"{live_server.url}/dashboard/sign-in")

@@ -30,15 +30,20 @@ async def test_sign_in_sets_an_httponly_lax_session_cookie(
     token = await _form(client)
     response = await client.post(
         "/dashboard/sign-in",
-        data={"email": person.email.upper(), "password": person.password, "csrf_token": token,
-              "next": "/dashboard"},
+        data={
+            "email": person.email.upper(),
+            "password": person.password,
+            "csrf_token": token,
+            "next": "/dashboard",
+        },
     )
     assert response.status_code == 303
     assert response.headers["location"] == "/dashboard"
     cookie = next(
         c for c in response.headers.get_list("set-cookie") if c.startswith("sitetools_session=")
     )
-    assert "HttpOnly" in cookie and "SameSite=lax" in cookie
+    assert "HttpOnly" in cookie
+    assert "SameSite=lax" in cookie
     home = await client.get("/dashboard")
     assert home.status_code == 200
     assert person.email in home.text
@@ -82,7 +87,9 @@ async def test_sign_in_without_csrf_token_is_refused(
 
 
 async def test_repeated_failures_are_throttled_even_with_the_right_password(
-    app: FastAPI, client: httpx.AsyncClient, clock  # type: ignore[no-untyped-def]
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    clock,  # type: ignore[no-untyped-def]
 ) -> None:
     person = await new_person(app)
     token = await _form(client)
@@ -112,8 +119,12 @@ async def test_open_redirects_are_refused(app: FastAPI, client: httpx.AsyncClien
     token = await _form(client)
     response = await client.post(
         "/dashboard/sign-in",
-        data={"email": person.email, "password": person.password, "csrf_token": token,
-              "next": "https://evil.example/"},
+        data={
+            "email": person.email,
+            "password": person.password,
+            "csrf_token": token,
+            "next": "https://evil.example/",
+        },
     )
     assert response.headers["location"] == "/dashboard"
     client.cookies.clear()

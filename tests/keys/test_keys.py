@@ -8,14 +8,22 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from sitetools.accounts import sessions
 from sitetools.auth.permissions import Role
 from sitetools.auth.resolve import resolve_caller
+from sitetools.core.errors import ServiceError
 from sitetools.keys import service as keys
 from tests.support import Person, ctx_for, error_code, new_integration, new_person
 
 DEFAULT_FOR_MEMBER = [
-    "jobs:cancel", "jobs:read", "logins:manage", "logins:read", "runs:create", "tools:build",
-    "tools:read", "usage:read",
+    "jobs:cancel",
+    "jobs:read",
+    "logins:manage",
+    "logins:read",
+    "runs:create",
+    "tools:build",
+    "tools:read",
+    "usage:read",
 ]
 
 
@@ -31,8 +39,10 @@ async def test_create_shows_the_secret_once_with_defaults(
     response = await create(client, person, name="CI")
     assert response.status_code == 201
     key = response.json()
-    assert key["id"].startswith("key_") and len(key["id"]) == 36
-    assert key["secret"].startswith("svc_") and len(key["secret"]) >= 4 + 43
+    assert key["id"].startswith("key_")
+    assert len(key["id"]) == 36
+    assert key["secret"].startswith("svc_")
+    assert len(key["secret"]) >= 4 + 43
     assert key["secret_hint"] == "svc_…" + key["secret"][-4:]
     assert key["permissions"] == DEFAULT_FOR_MEMBER
     assert key["integration_id"] is None
@@ -64,8 +74,16 @@ async def test_default_expiry_is_90_days_and_bounds_hold(
 
 @pytest.mark.parametrize(
     ("name", "ok"),
-    [("a", True), ("x" * 100, True), ("My key 2", True), ("", False), ("x" * 101, False),
-     (" lead", False), ("trail ", False), ("\tx", False)],
+    [
+        ("a", True),
+        ("x" * 100, True),
+        ("My key 2", True),
+        ("", False),
+        ("x" * 101, False),
+        (" lead", False),
+        ("trail ", False),
+        ("\tx", False),
+    ],
 )
 async def test_name_rules(app: FastAPI, client: httpx.AsyncClient, name: str, ok: bool) -> None:
     person = await new_person(app)
@@ -132,7 +150,9 @@ async def test_integration_key_scope(app: FastAPI, client: httpx.AsyncClient) ->
 
 
 async def test_create_and_rotate_need_a_fresh_sign_in(
-    app: FastAPI, client: httpx.AsyncClient, clock  # type: ignore[no-untyped-def]
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    clock,  # type: ignore[no-untyped-def]
 ) -> None:
     person = await new_person(app)
     key = (await create(client, person)).json()
@@ -186,7 +206,8 @@ async def test_dashboard_delivery_creates_nothing_until_finished_once(
         caller = await resolve_caller(ctx, person.session_token)
         made = await keys.complete_dashboard_intent(ctx, caller, intent)
         await ctx.db.commit()
-    assert made.name == "later" and made.permissions == ["tools:read"]
+    assert made.name == "later"
+    assert made.permissions == ["tools:read"]
     async with ctx_for(app) as ctx:
         caller = await resolve_caller(ctx, person.session_token)
         with pytest.raises(Exception, match="not_found"):
@@ -205,12 +226,12 @@ async def test_dashboard_intent_expires(app: FastAPI, client: httpx.AsyncClient,
     delivered = await create(client, person, deliver="dashboard")
     intent = parse_qs(urlparse(delivered.json()["dashboard_url"]).query)["intent"][0]
     clock.advance(16 * 60)
-    fresh = await new_person(app)  # a fresh sign-in, but the intent itself is too old
     async with ctx_for(app) as ctx:
-        caller = await resolve_caller(ctx, person.session_token)
-        with pytest.raises(Exception, match="not_found|FreshAuthentication"):
+        fresh = await sessions.create_session(ctx, person.user_id)  # signed in again just now
+        caller = await resolve_caller(ctx, fresh.token)
+        with pytest.raises(ServiceError) as refused:
             await keys.complete_dashboard_intent(ctx, caller, intent)
-    assert fresh
+    assert refused.value.code == "not_found"
 
 
 async def test_rotate_keeps_id_permissions_expiry_and_stops_old_secret(
@@ -291,14 +312,10 @@ async def test_revoke_rules_for_key_callers(app: FastAPI, client: httpx.AsyncCli
     refused = await client.delete(f"/v1/api-keys/{wide.id}", headers=person.auth(manager.secret))
     assert refused.status_code == 403
     assert error_code(refused) == "forbidden"
-    within = await client.delete(
-        f"/v1/api-keys/{narrow.id}", headers=person.auth(manager.secret)
-    )
+    within = await client.delete(f"/v1/api-keys/{narrow.id}", headers=person.auth(manager.secret))
     assert within.status_code == 204
     assert within.content == b""
-    itself = await client.delete(
-        f"/v1/api-keys/{manager.id}", headers=person.auth(manager.secret)
-    )
+    itself = await client.delete(f"/v1/api-keys/{manager.id}", headers=person.auth(manager.secret))
     assert itself.status_code == 204
     gone = await client.get("/v1/account", headers=person.auth(manager.secret))
     assert gone.status_code == 401
@@ -309,7 +326,9 @@ async def test_revoked_keys_stay_listed_with_revoked_at_and_cannot_rotate(
 ) -> None:
     person = await new_person(app)
     key = (await create(client, person)).json()
-    assert (await client.delete(f"/v1/api-keys/{key['id']}", headers=person.auth())).status_code == 204
+    assert (
+        await client.delete(f"/v1/api-keys/{key['id']}", headers=person.auth())
+    ).status_code == 204
     again = await client.delete(f"/v1/api-keys/{key['id']}", headers=person.auth())
     assert again.status_code == 204
     listed = (await client.get("/v1/api-keys", headers=person.auth())).json()["data"]
@@ -336,15 +355,25 @@ async def test_connect_keys_keep_three_unused_per_integration(
     person = await new_person(app)
     integration = await new_integration(app)
     made = [
-        (await create(client, person, name=f"c{i}", purpose="connect", integration_id=integration)).json()
+        (
+            await create(
+                client, person, name=f"c{i}", purpose="connect", integration_id=integration
+            )
+        ).json()
         for i in range(3)
     ]
     used = made[0]
-    assert (await client.get("/v1/account/preferences", headers=person.auth(used["secret"]))).status_code == 200
+    assert (
+        await client.get("/v1/account/preferences", headers=person.auth(used["secret"]))
+    ).status_code == 200
     account_level = (await create(client, person, name="acct", purpose="connect")).json()
     for i in range(2):
         made.append(
-            (await create(client, person, name=f"d{i}", purpose="connect", integration_id=integration)).json()
+            (
+                await create(
+                    client, person, name=f"d{i}", purpose="connect", integration_id=integration
+                )
+            ).json()
         )
     listed = {
         k["id"]: k for k in (await client.get("/v1/api-keys", headers=person.auth())).json()["data"]
@@ -358,7 +387,9 @@ async def test_connect_keys_keep_three_unused_per_integration(
 
 
 async def test_connect_keys_are_throttled_at_twenty_an_hour(
-    app: FastAPI, client: httpx.AsyncClient, clock  # type: ignore[no-untyped-def]
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    clock,  # type: ignore[no-untyped-def]
 ) -> None:
     person = await new_person(app)
     for i in range(20):
@@ -375,7 +406,11 @@ async def test_connect_key_at_the_limit_revokes_oldest_unused_connect_key(
     person = await new_person(app)
     integrations = [await new_integration(app) for _ in range(2)]
     connect = [
-        (await create(client, person, name=f"c{i}", purpose="connect", integration_id=integrations[i])).json()
+        (
+            await create(
+                client, person, name=f"c{i}", purpose="connect", integration_id=integrations[i]
+            )
+        ).json()
         for i in range(2)
     ]
     await client.get("/v1/account/preferences", headers=person.auth(connect[0]["secret"]))

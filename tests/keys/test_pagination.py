@@ -70,7 +70,9 @@ def test_every_key_appears_exactly_once_across_pages_while_keys_are_created(
     assert seen[: len(existing)] == list(reversed(existing))
 
 
-async def test_next_cursor_is_null_on_the_last_page(app: FastAPI, client: httpx.AsyncClient) -> None:
+async def test_next_cursor_is_null_on_the_last_page(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
     person = await new_person(app)
     for i in range(3):
         await client.post("/v1/api-keys", json={"name": f"k{i}"}, headers=person.auth())
@@ -78,7 +80,8 @@ async def test_next_cursor_is_null_on_the_last_page(app: FastAPI, client: httpx.
     assert first["next_cursor"] is not None
     second = (
         await client.get(
-            "/v1/api-keys", params={"limit": 2, "cursor": first["next_cursor"]},
+            "/v1/api-keys",
+            params={"limit": 2, "cursor": first["next_cursor"]},
             headers=person.auth(),
         )
     ).json()

@@ -21,7 +21,9 @@ async def test_unknown_path_answers_not_found_envelope(client: httpx.AsyncClient
     assert body["details"] == {}
 
 
-async def test_wrong_method_answers_method_not_allowed_with_allow(client: httpx.AsyncClient) -> None:
+async def test_wrong_method_answers_method_not_allowed_with_allow(
+    client: httpx.AsyncClient,
+) -> None:
     response = await client.post("/v1/account")
     assert response.status_code == 405
     assert error_code(response) == "method_not_allowed"

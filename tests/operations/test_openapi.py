@@ -13,10 +13,28 @@ from sitetools.core.errors import CATALOGUE
 from sitetools.operations.catalog import all_operations
 from sitetools.operations.registry import TAGS
 
-SPEC_TAGS = (
-    "account api_keys connected_apps usage quota billing integrations connect code logins "
-    "two_factor login_access tools webhooks runs builds jobs suggestions files team"
-).split()
+SPEC_TAGS = [
+    "account",
+    "api_keys",
+    "connected_apps",
+    "usage",
+    "quota",
+    "billing",
+    "integrations",
+    "connect",
+    "code",
+    "logins",
+    "two_factor",
+    "login_access",
+    "tools",
+    "webhooks",
+    "runs",
+    "builds",
+    "jobs",
+    "suggestions",
+    "files",
+    "team",
+]
 
 
 async def _document(client: httpx.AsyncClient) -> dict:  # type: ignore[type-arg]
@@ -51,7 +69,10 @@ async def test_every_operation_is_declared_with_id_tag_and_extensions(
             assert tag in SPEC_TAGS
             assert operation["x-service-effect"] in {"read", "write", "destructive"}
             assert set(operation["x-service-callers"]) <= {
-                "session", "oauth", "api_key", "integration_key"
+                "session",
+                "oauth",
+                "api_key",
+                "integration_key",
             }
             assert operation["x-service-permission"]
             assert op_id not in seen
@@ -82,7 +103,11 @@ async def test_every_documented_error_uses_the_envelope_and_known_codes(
     error_schema = document["components"]["schemas"]["Error"]
     assert error_schema["required"] == ["error"]
     assert set(error_schema["properties"]["error"]["required"]) == {
-        "code", "message", "retryable", "docs_url", "details"
+        "code",
+        "message",
+        "retryable",
+        "docs_url",
+        "details",
     }
     for methods in document["paths"].values():
         for operation in methods.values():
@@ -106,7 +131,10 @@ async def test_account_and_key_operations_declare_spec_callers_and_permissions(
     paths = document["paths"]
     assert paths["/v1/account"]["get"]["x-service-callers"] == ["session", "oauth", "api_key"]
     assert set(paths["/v1/account/preferences"]["get"]["x-service-callers"]) == {
-        "session", "oauth", "api_key", "integration_key"
+        "session",
+        "oauth",
+        "api_key",
+        "integration_key",
     }
     for path in ("/v1/account", "/v1/account/name", "/v1/api-keys", "/v1/api-keys/{id}"):
         for operation in paths[path].values():
@@ -117,8 +145,12 @@ async def test_account_and_key_operations_declare_spec_callers_and_permissions(
     assert create["operationId"] == "api_keys.create"
     codes = {c for r in create["responses"].values() for c in r.get("x-service-error-codes", [])}
     assert {
-        "permission_not_held", "forbidden", "not_found", "api_key_limit_reached",
-        "api_key_create_throttled", "FreshAuthenticationRequired",
+        "permission_not_held",
+        "forbidden",
+        "not_found",
+        "api_key_limit_reached",
+        "api_key_create_throttled",
+        "FreshAuthenticationRequired",
     } <= codes
     assert paths["/v1/account"]["get"]["x-service-effect"] == "read"
     assert paths["/v1/account/name"]["put"]["x-service-effect"] == "write"

@@ -28,9 +28,12 @@ async def test_free_plan_counters_and_periods(app: FastAPI, client: httpx.AsyncC
     person = await new_person(app)
     body = await _quota(client, person.auth())
     calls, made = body["tool_calls"], body["integrations_created"]
-    assert calls["limit"] == 100 and made["limit"] == 3
-    assert calls["status"] == "ready" and calls["remaining"] == 100
-    assert calls["period"] == "day" and made["period"] == "month"
+    assert calls["limit"] == 100
+    assert made["limit"] == 3
+    assert calls["status"] == "ready"
+    assert calls["remaining"] == 100
+    assert calls["period"] == "day"
+    assert made["period"] == "month"
     start = datetime.fromisoformat(calls["period_start"])
     assert (start.hour, start.minute, start.second) == (0, 0, 0)
     assert (datetime.fromisoformat(calls["resets_at"]) - start).days == 1
@@ -38,7 +41,14 @@ async def test_free_plan_counters_and_periods(app: FastAPI, client: httpx.AsyncC
     assert month.day == 1
     assert datetime.fromisoformat(made["resets_at"]).day == 1
     assert set(calls) == {
-        "status", "period", "period_start", "resets_at", "limit", "used", "reserved", "remaining"
+        "status",
+        "period",
+        "period_start",
+        "resets_at",
+        "limit",
+        "used",
+        "reserved",
+        "remaining",
     }
 
 
@@ -50,7 +60,9 @@ async def test_premium_and_business_limits(app: FastAPI, client: httpx.AsyncClie
     business = await new_person(app, account_type="business")
     body = await _quota(client, business.auth())
     assert body["tool_calls"] == body["tool_calls"] | {
-        "limit": None, "remaining": None, "status": "unlimited"
+        "limit": None,
+        "remaining": None,
+        "status": "unlimited",
     }
 
 
@@ -79,13 +91,16 @@ async def test_exhausted_quota_answers_quota_exceeded_with_reset_at(
     person = await new_person(app)
     async with ctx_for(app) as ctx:
         for _ in range(3):
-            await quota.commit(ctx, await quota.reserve(ctx, person.account_id, Counter.INTEGRATIONS_CREATED))
+            await quota.commit(
+                ctx, await quota.reserve(ctx, person.account_id, Counter.INTEGRATIONS_CREATED)
+            )
         with pytest.raises(ServiceError) as refused:
             await quota.reserve(ctx, person.account_id, Counter.INTEGRATIONS_CREATED)
         await ctx.db.commit()
     assert refused.value.code == "quota_exceeded"
     reset_at = datetime.fromisoformat(refused.value.details["reset_at"])
-    assert reset_at.day == 1 and reset_at > datetime.now(UTC)
+    assert reset_at.day == 1
+    assert reset_at > datetime.now(UTC)
     body = await _quota(client, person.auth())
     assert body["integrations_created"]["status"] == "exhausted"
     assert body["integrations_created"]["remaining"] == 0
@@ -102,7 +117,9 @@ async def test_next_day_starts_a_new_period(app: FastAPI, client: httpx.AsyncCli
 
 
 async def test_expired_reservation_is_released_and_cannot_commit(
-    app: FastAPI, client: httpx.AsyncClient, clock  # type: ignore[no-untyped-def]
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    clock,  # type: ignore[no-untyped-def]
 ) -> None:
     person = await new_person(app)
     async with ctx_for(app) as ctx:
@@ -118,7 +135,8 @@ async def test_expired_reservation_is_released_and_cannot_commit(
     assert refused.value.code == "quota_expired"
     clock.offset = clock.offset.__class__()
     body = await _quota(client, person.auth())
-    assert body["tool_calls"]["reserved"] == 0 and body["tool_calls"]["used"] == 0
+    assert body["tool_calls"]["reserved"] == 0
+    assert body["tool_calls"]["used"] == 0
 
 
 async def test_business_pool_is_shared_and_limit_can_be_set(
@@ -142,8 +160,9 @@ async def test_concurrent_reservations_never_exceed_the_limit(app: FastAPI) -> N
     person = await new_person(app)
     async with ctx_for(app) as ctx:
         await ctx.db.execute(
-            update(Account).where(Account.id == person.account_id).values(type="business", plan=None,
-                                                                          daily_tool_calls_limit=5)
+            update(Account)
+            .where(Account.id == person.account_id)
+            .values(type="business", plan=None, daily_tool_calls_limit=5)
         )
         await ctx.db.commit()
 

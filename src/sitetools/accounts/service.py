@@ -177,9 +177,9 @@ async def get_account(ctx: Ctx, caller: Caller) -> AccountOut:
     business = account.type == "business"
     return AccountOut(
         id=account.id,
-        type=account.type,  # type: ignore[arg-type]
+        type=account.type,
         name=account.name,
-        plan=account.plan,  # type: ignore[arg-type]
+        plan=account.plan,
         role=caller.role.value,
         permissions=sorted(p.value for p in caller.permissions),
         features=AccountFeatures(
@@ -221,7 +221,8 @@ def _connection_kind(caller: Caller) -> Literal["api_key", "oauth_app"] | None:
 async def get_preferences(ctx: Ctx, caller: Caller) -> PreferencesOut:
     account = await ctx.db.get(Account, caller.account_id)
     membership = await ctx.db.get(Membership, caller.membership_id)
-    assert account is not None and membership is not None
+    assert account is not None
+    assert membership is not None
     connection = None
     kind = _connection_kind(caller)
     if kind is not None:
@@ -229,10 +230,10 @@ async def get_preferences(ctx: Ctx, caller: Caller) -> PreferencesOut:
         connection = ConnectionPreferenceOut(
             id=caller.client_id,
             kind=kind,
-            question_delivery=override.question_delivery if override else None,  # type: ignore[arg-type]
+            question_delivery=override.question_delivery if override else None,
         )
     return PreferencesOut(
-        question_delivery=account.question_delivery,  # type: ignore[arg-type]
+        question_delivery=account.question_delivery,
         connection=connection,
         build_emails=membership.build_emails,
     )
@@ -244,7 +245,9 @@ async def update_preferences(ctx: Ctx, caller: Caller, data: PreferencesIn) -> P
     if data.connection is not None and kind is None:
         raise ServiceError(
             "invalid_request",
-            issues=[{"path": "/body/connection", "message": "A Dashboard session has no connection."}],
+            issues=[
+                {"path": "/body/connection", "message": "A Dashboard session has no connection."}
+            ],
         )
     if caller.kind == "integration_key" and (
         data.question_delivery is not None or data.build_emails is not None

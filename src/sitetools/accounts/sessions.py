@@ -24,7 +24,7 @@ from sitetools.core.ids import new_id
 from sitetools.core.nonces import spend_nonce
 
 __all__ = [
-    "SignInThrottled",
+    "SignInThrottledError",
     "check_password",
     "create_session",
     "end_session",
@@ -36,7 +36,7 @@ __all__ = [
 _LINK_PURPOSE = "sign-in-link"
 
 
-class SignInThrottled(Exception):
+class SignInThrottledError(Exception):
     """Too many failed sign-ins for this email or network; try again later."""
 
     def __init__(self, retry_after_seconds: int) -> None:
@@ -73,7 +73,7 @@ async def _throttle(ctx: Ctx, email: str, network: str) -> None:
     if (by_email or 0) >= settings.sign_in_max_failures or (
         by_network or 0
     ) >= settings.sign_in_max_failures_per_network:
-        raise SignInThrottled(settings.sign_in_throttle_seconds)
+        raise SignInThrottledError(settings.sign_in_throttle_seconds)
 
 
 async def check_password(ctx: Ctx, email: str, password: str, network: str) -> User | None:
@@ -148,9 +148,7 @@ async def sign_in_link(ctx: Ctx, email: str) -> str:
     if user is None:
         raise ServiceError("not_found", resource="user")
     expires = ctx.now() + timedelta(seconds=ctx.settings.sign_in_link_seconds)
-    token = ctx.keyring.sign(
-        _LINK_PURPOSE, {"u": user.id, "n": secrets.token_hex(16)}, expires
-    )
+    token = ctx.keyring.sign(_LINK_PURPOSE, {"u": user.id, "n": secrets.token_hex(16)}, expires)
     return f"{ctx.settings.base_url}/dashboard/sign-in/link?token={token}"
 
 

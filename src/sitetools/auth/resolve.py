@@ -125,7 +125,11 @@ async def _resolve_session(ctx: Ctx, token: str) -> Caller:
         raise ServiceError("unauthorized")
     session, membership, account = row
     idle = timedelta(seconds=ctx.settings.session_idle_seconds)
-    if session.revoked_at is not None or session.expires_at <= now or session.last_seen_at + idle <= now:
+    if (
+        session.revoked_at is not None
+        or session.expires_at <= now
+        or session.last_seen_at + idle <= now
+    ):
         raise ServiceError("unauthorized")
     _check_membership(membership.ended_at, account.status)
     if now - session.last_seen_at >= _TOUCH_EVERY:

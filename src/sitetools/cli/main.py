@@ -106,16 +106,20 @@ def _ensure_demo_owner(settings: Settings) -> None:
     url = _in_transaction(settings, link)
     typer.echo(
         f"\n  sitetools is starting on {settings.base_url}\n"
-        f"  REST API        {settings.base_url}/v1  (OpenAPI: {settings.base_url}/v1/openapi.json)\n"
+        f"  REST API        {settings.base_url}/v1\n"
+        f"  OpenAPI         {settings.base_url}/v1/openapi.json\n"
         f"  Dashboard       {settings.base_url}/dashboard\n"
         f"  Sign in         {url}\n"
-        f"                  (or {demo['email']} / {demo['password']}; the link works once, 15 min)\n"
+        f"                  (works once, for 15 minutes; or sign in as "
+        f"{demo['email']} / {demo['password']})\n"
     )
 
 
 @app.command()
 def serve(
-    demo: Annotated[bool, typer.Option(help="Create the demo owner and print a sign-in link.")] = False,
+    demo: Annotated[
+        bool, typer.Option(help="Create the demo owner and print a sign-in link.")
+    ] = False,
 ) -> None:
     """Migrate, then serve the API, MCP and Dashboard."""
     settings = _settings()

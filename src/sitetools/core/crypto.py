@@ -121,7 +121,9 @@ class Keyring:
 
     def mac(self, purpose: str, value: str) -> str:
         """A keyed digest of ``value`` (CSRF tokens bound to a session)."""
-        return _b64(hmac.new(self._cached(f"mac:{purpose}"), value.encode(), hashlib.sha256).digest())
+        return _b64(
+            hmac.new(self._cached(f"mac:{purpose}"), value.encode(), hashlib.sha256).digest()
+        )
 
     def encrypt(self, purpose: str, plaintext: bytes, associated: bytes = b"") -> bytes:
         """AES-256-GCM under a purpose key: nonce || ciphertext+tag."""

@@ -53,7 +53,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "session_refresh_required": _E(401, "S", "The Dashboard session needs refreshing."),
     "reauthentication_required": _E(401, "S", "This action needs a recent sign-in."),
     "forbidden": _E(403, "N", "The account, grant or permissions do not allow this."),
-    "stale_grant": _E(409, "A", "The grant changed since it was read; resend its current revision."),
+    "stale_grant": _E(
+        409, "A", "The grant changed since it was read; resend its current revision."
+    ),
     "save_forbidden": _E(403, "A", "This client may not save website logins."),
     "account_unsupported": _E(403, "N", "The account type does not offer this action."),
     "organization_access_removed": _E(403, "N", "Membership in the Business account ended."),
@@ -91,7 +93,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "pin_mismatch": _E(400, "A", "The two PINs differ."),
     "wrong_pin": _E(403, "A", "The PIN is incorrect."),
     "pin_throttled": _E(429, "N", "Too many PIN attempts."),
-    "sms_number_not_allowed": _E(403, "N", "Service phone numbers are not available to this account."),
+    "sms_number_not_allowed": _E(
+        403, "N", "Service phone numbers are not available to this account."
+    ),
     "sms_number_not_linked": _E(404, "N", "The saved login has no service phone number."),
     "sms_number_cap_reached": _E(503, "Y", "No more phone numbers are available now."),
     "sms_number_purchase_failed": _E(503, "Y", "A phone number could not be obtained."),
@@ -112,7 +116,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     ),
     "result_unavailable": _E(503, "N", "The job was accepted but its result could not be read."),
     "no_response": _E(409, "F", "The run's question went unanswered in time; the run stopped."),
-    "worker_lost": _E(503, "Y", "The worker was lost; nothing reached the site or the run only reads."),
+    "worker_lost": _E(
+        503, "Y", "The worker was lost; nothing reached the site or the run only reads."
+    ),
     "outcome_unknown": _E(409, "N", "No validated result, and the site may have changed."),
     "invalid_output": _E(409, "N", "The result did not match the output schema."),
     "execution_failed": _E(409, "N", "The job produced no validated result."),
@@ -120,7 +126,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "permission_not_held": _E(403, "N", "The caller lacks a permission it asked to grant."),
     "api_key_limit_reached": _E(409, "N", "The API key limit is reached."),
     "api_key_create_throttled": _E(429, "N", "More than 20 connect keys were created this hour."),
-    "FreshAuthenticationRequired": _E(403, "S", "This needs a sign-in within the last five minutes."),
+    "FreshAuthenticationRequired": _E(
+        403, "S", "This needs a sign-in within the last five minutes."
+    ),
     "business_account_required": _E(403, "N", "This needs a Business account."),
     "login_access_required": _E(403, "N", "This needs access to the saved login."),
     "access_fixed": _E(409, "N", "This person's access to the login cannot be changed."),

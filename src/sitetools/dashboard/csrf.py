@@ -32,4 +32,6 @@ def session_token(keyring: Keyring, session_id: str) -> str:
 
 
 def session_token_ok(keyring: Keyring, session_id: str, submitted: str | None) -> bool:
-    return bool(submitted) and hmac.compare_digest(session_token(keyring, session_id), submitted or "")
+    return bool(submitted) and hmac.compare_digest(
+        session_token(keyring, session_id), submitted or ""
+    )

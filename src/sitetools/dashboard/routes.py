@@ -67,7 +67,11 @@ def mount_dashboard(
         return caller, user
 
     def sign_in_page(
-        request: Request, *, error: str | None = None, email: str = "", next_path: str = "",
+        request: Request,
+        *,
+        error: str | None = None,
+        email: str = "",
+        next_path: str = "",
         status: int = 200,
     ) -> Response:
         token = request.cookies.get(csrf.PRE_SESSION_COOKIE) or csrf.new_pre_session_token()
@@ -109,7 +113,7 @@ def mount_dashboard(
             ctx = Ctx(db, services)
             try:
                 user = await sessions.check_password(ctx, email, password, network)
-            except sessions.SignInThrottled as throttled:
+            except sessions.SignInThrottledError as throttled:
                 minutes = max(1, throttled.retry_after_seconds // 60)
                 response = sign_in_page(
                     request,
@@ -133,9 +137,7 @@ def mount_dashboard(
             )
             await db.commit()
         if new is None:
-            return sign_in_page(
-                request, error="This sign-in link is no longer valid.", status=400
-            )
+            return sign_in_page(request, error="This sign-in link is no longer valid.", status=400)
         return signed_in(RedirectResponse("/dashboard", status_code=303), new.token)
 
     @router.get("/dashboard/sign-out")

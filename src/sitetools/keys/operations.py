@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from sitetools.auth.permissions import Permission
+from sitetools.auth.permissions import CallerKind, Permission
 from sitetools.keys import service
 from sitetools.keys.schemas import (
     ApiKeyPage,
@@ -22,7 +22,7 @@ from sitetools.operations.registry import Operation, OpRequest, Reply
 __all__ = ["OPERATIONS"]
 
 Req = OpRequest[Any, Any, Any]
-_CALLERS = ("session", "oauth", "api_key")
+_CALLERS: tuple[CallerKind, ...] = ("session", "oauth", "api_key")
 
 
 async def _list(req: Req) -> BaseModel:

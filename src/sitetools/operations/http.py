@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from typing import Any
@@ -29,7 +28,9 @@ def resource_metadata_url(base_url: str) -> str:
 def error_response(error: ServiceError, base_url: str) -> JSONResponse:
     headers: dict[str, str] = {}
     if error.status == 401:
-        headers["WWW-Authenticate"] = f'Bearer resource_metadata="{resource_metadata_url(base_url)}"'
+        headers["WWW-Authenticate"] = (
+            f'Bearer resource_metadata="{resource_metadata_url(base_url)}"'
+        )
     if error.status == 429 and "retry_after_seconds" in error.details:
         headers["Retry-After"] = str(error.details["retry_after_seconds"])
     return JSONResponse(envelope(error, base_url), status_code=error.status, headers=headers)
@@ -105,10 +106,6 @@ class RequestContextMiddleware:
             structlog.contextvars.clear_contextvars()
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodyLimitMiddleware:
     """spec: 413 ``request_too_large`` - checked while the body streams in, not after."""
 
@@ -148,7 +145,3 @@ class BodyLimitMiddleware:
         response = error_response(error, self.base_url)
         response.headers["Connection"] = "close"
         await response(scope, receive, send)
-
-
-def json_dumps(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":")).encode()

@@ -44,4 +44,3 @@ def parse_json_body(raw: bytes) -> Any:
         raise ServiceError(
             "invalid_request", issues=[{"path": "/body", "message": "The body is not valid JSON."}]
         ) from None
-

@@ -55,9 +55,7 @@ def _render(operation: Operation, result: BaseModel | Reply | None) -> Response:
         status, body, headers = operation.success_status, result, {}
     if body is None:
         return Response(status_code=status, headers=headers)
-    return Response(
-        body.model_dump_json(), status_code=status, media_type=_JSON, headers=headers
-    )
+    return Response(body.model_dump_json(), status_code=status, media_type=_JSON, headers=headers)
 
 
 def _endpoint(
@@ -97,9 +95,7 @@ def _endpoint(
                             "invalid_request",
                             issues=[{"path": "/body", "message": "A JSON body is required."}],
                         )
-                result = await operation.handler(
-                    OpRequest(ctx, caller, path, query, body, request)
-                )
+                result = await operation.handler(OpRequest(ctx, caller, path, query, body, request))
                 await db.commit()
             except BaseException:
                 await db.rollback()

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sitetools.accounts.models import Account
@@ -49,8 +48,10 @@ def period_of(counter: Counter, now: datetime) -> tuple[datetime, datetime]:
     if counter is Counter.TOOL_CALLS:
         return day, day + timedelta(days=1)
     start = day.replace(day=1)
-    end = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(
-        month=start.month + 1
+    end = (
+        start.replace(year=start.year + 1, month=1)
+        if start.month == 12
+        else start.replace(month=start.month + 1)
     )
     return start, end
 
@@ -61,15 +62,24 @@ def limit_for(ctx: Ctx, account: Account, counter: Counter) -> int | None:
     daily = counter is Counter.TOOL_CALLS
     if account.type == "personal":
         if account.plan == "premium":
-            return settings.premium_daily_tool_calls if daily else settings.premium_monthly_integrations
+            return (
+                settings.premium_daily_tool_calls
+                if daily
+                else settings.premium_monthly_integrations
+            )
         return settings.free_daily_tool_calls if daily else settings.free_monthly_integrations
     return account.daily_tool_calls_limit if daily else account.monthly_integrations_limit
 
 
 async def _ensure_row(ctx: Ctx, account_id: str, counter: Counter, start: datetime) -> None:
-    values = {"account_id": account_id, "counter": counter.value, "period_start": start,
-              "used": 0, "reserved": 0}
-    insert = pg_insert if ctx.db.bind.dialect.name == "postgresql" else sqlite_insert
+    values = {
+        "account_id": account_id,
+        "counter": counter.value,
+        "period_start": start,
+        "used": 0,
+        "reserved": 0,
+    }
+    insert = pg_insert if ctx.db.get_bind().dialect.name == "postgresql" else sqlite_insert
     await ctx.db.execute(insert(QuotaCounter).values(**values).on_conflict_do_nothing())
 
 
@@ -130,8 +140,10 @@ async def _settle(ctx: Ctx, reservation_id: str, to: str) -> QuotaReservation:
 async def commit(ctx: Ctx, reservation_id: str) -> None:
     """Turn a reservation into use; an expired one answers 409 ``quota_expired``."""
     reservation = await ctx.db.get(QuotaReservation, reservation_id)
-    if reservation is not None and reservation.state == "reserved" and (
-        reservation.expires_at <= ctx.now()
+    if (
+        reservation is not None
+        and reservation.state == "reserved"
+        and (reservation.expires_at <= ctx.now())
     ):
         await _settle(ctx, reservation_id, "released")
         raise ServiceError("quota_expired")
@@ -170,7 +182,7 @@ async def _counter(ctx: Ctx, account: Account, counter: Counter, now: datetime) 
         remaining = max(0, limit - used - reserved)
         status = "ready" if remaining > 0 else "exhausted"
     return QuotaCounterOut(
-        status=status,  # type: ignore[arg-type]
+        status=status,
         period="day" if counter is Counter.TOOL_CALLS else "month",
         period_start=start,
         resets_at=end,
