@@ -15,6 +15,7 @@ from sitetools.core.config import Settings
 from sitetools.core.context import AppServices
 from sitetools.core.crypto import Keyring, PasswordHashing, load_or_create_master_key
 from sitetools.core.db import create_engine, session_factory
+from sitetools.core.fastread import SQLiteReader
 from sitetools.dashboard.routes import mount_dashboard
 from sitetools.operations.catalog import all_operations
 from sitetools.operations.http import (
@@ -31,6 +32,13 @@ __all__ = ["create_app"]
 def create_app(settings: Settings | None = None, *, clock: Clock | None = None) -> FastAPI:
     settings = settings or Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(settings.resolved_database_url, settings.db_pool_size)
+    database = engine.url.database
+    reader = (
+        SQLiteReader(database)
+        if engine.url.get_backend_name() == "sqlite" and database and database != ":memory:"
+        else None
+    )
     services = AppServices(
         settings=settings,
         clock=clock or SystemClock(),
@@ -38,14 +46,16 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         passwords=PasswordHashing(
             settings.password_hash_time_cost, settings.password_hash_memory_kib
         ),
+        reader=reader,
     )
-    engine = create_engine(settings.resolved_database_url, settings.db_pool_size)
     db_sessions = session_factory(engine)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
         await engine.dispose()
+        if reader is not None:
+            reader.close()
 
     app = FastAPI(
         title="sitetools",
@@ -53,6 +63,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
+        # We export no OpenTelemetry data; the probe for providers runs on every request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.services = services
     app.state.engine = engine

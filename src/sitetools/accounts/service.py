@@ -170,27 +170,25 @@ async def lock_membership(ctx: Ctx, membership_id: str) -> None:
 
 
 async def get_account(ctx: Ctx, caller: Caller) -> AccountOut:
-    account = await ctx.db.get(Account, caller.account_id)
-    if account is None:
-        raise ServiceError("not_found", resource="account")
+    """The caller's account, from what credential resolution already loaded (one query)."""
     settings = ctx.settings
-    business = account.type == "business"
+    business = caller.account_type == "business"
     return AccountOut(
-        id=account.id,
-        type=account.type,
-        name=account.name,
-        plan=account.plan,
+        id=caller.account_id,
+        type=caller.account_type,  # type: ignore[arg-type]
+        name=caller.account_name,
+        plan=caller.plan,  # type: ignore[arg-type]
         role=caller.role.value,
         permissions=sorted(p.value for p in caller.permissions),
         features=AccountFeatures(
             teams=business,
             webhooks=settings.webhooks_enabled,
-            billing=account.type == "personal",
-            sms_numbers=settings.sms_numbers_enabled and account.type != "personal",
+            billing=caller.account_type == "personal",
+            sms_numbers=settings.sms_numbers_enabled and caller.account_type != "personal",
             builds=settings.builds_enabled,
             code=business,
         ),
-        created_at=account.created_at,
+        created_at=caller.account_created_at,
     )
 
 

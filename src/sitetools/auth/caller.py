@@ -17,6 +17,8 @@ class Caller:
     account_id: str
     account_type: str
     plan: str | None
+    account_name: str
+    account_created_at: datetime
     user_id: str
     membership_id: str
     role: Role

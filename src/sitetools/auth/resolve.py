@@ -7,9 +7,11 @@ a role that lost a permission takes effect on the next request.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 
 from sitetools.accounts.models import Account, DashboardSession, Membership
 from sitetools.auth.caller import Caller
@@ -19,7 +21,9 @@ from sitetools.auth.permissions import (
     Permission,
     Role,
 )
+from sitetools.core.clock import utc
 from sitetools.core.context import Ctx
+from sitetools.core.fastread import compile_for_sqlite
 from sitetools.core.errors import ServiceError
 from sitetools.keys.models import ApiKey
 
@@ -42,7 +46,10 @@ def _permissions(role: str, own: list[str] | None) -> frozenset[Permission]:
     held = ROLE_PERMISSIONS[Role(role)]
     if own is None:
         return held
-    return frozenset(p for p in held if p.value in own)
+    return held & frozenset(_BY_VALUE[value] for value in own if value in _BY_VALUE)
+
+
+_BY_VALUE = {p.value: p for p in Permission}
 
 
 async def resolve_caller(ctx: Ctx, token: str) -> Caller:
@@ -54,35 +61,61 @@ async def resolve_caller(ctx: Ctx, token: str) -> Caller:
     raise ServiceError("unauthorized")
 
 
+def _as_datetime(value: Any) -> datetime | None:
+    """Rows from the raw SQLite reader carry text; the async engine gives datetimes."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return utc(datetime.fromisoformat(value))
+
+
+_KEY_LOOKUP = (
+    select(
+        ApiKey.id,
+        ApiKey.permissions,
+        ApiKey.integration_id,
+        ApiKey.expires_at,
+        ApiKey.revoked_at,
+        ApiKey.last_used_at,
+        Membership.id,
+        Membership.user_id,
+        Membership.role,
+        Membership.ended_at,
+        Account.id,
+        Account.type,
+        Account.plan,
+        Account.status,
+        Account.name,
+        Account.created_at,
+    )
+    .join(Membership, Membership.id == ApiKey.membership_id)
+    .join(Account, Account.id == ApiKey.account_id)
+    .where(ApiKey.token_digest == bindparam("digest"))
+)
+_KEY_LOOKUP_SQLITE, _ = compile_for_sqlite(_KEY_LOOKUP)
+
+
+async def _key_row(ctx: Ctx, digest: str) -> tuple[Any, ...] | None:
+    if ctx.app.reader is not None:
+        row = ctx.app.reader.first(_KEY_LOOKUP_SQLITE, (digest,))
+        if row is None:
+            return None
+        values = list(row)
+        values[1] = json.loads(values[1])
+        for index in (3, 4, 5, 9, 15):
+            values[index] = _as_datetime(values[index])
+        return tuple(values)
+    found = (await ctx.db.execute(_KEY_LOOKUP, {"digest": digest})).first()
+    return tuple(found) if found is not None else None
+
+
 async def _resolve_api_key(ctx: Ctx, token: str) -> Caller:
     now = ctx.now()
-    row = (
-        await ctx.db.execute(
-            select(
-                ApiKey.id,
-                ApiKey.permissions,
-                ApiKey.integration_id,
-                ApiKey.expires_at,
-                ApiKey.revoked_at,
-                ApiKey.last_used_at,
-                Membership.id,
-                Membership.user_id,
-                Membership.role,
-                Membership.ended_at,
-                Account.id,
-                Account.type,
-                Account.plan,
-                Account.status,
-            )
-            .join(Membership, Membership.id == ApiKey.membership_id)
-            .join(Account, Account.id == ApiKey.account_id)
-            .where(ApiKey.token_digest == ctx.keyring.token_digest(token))
-        )
-    ).first()
+    row = await _key_row(ctx, ctx.keyring.token_digest(token))
     if row is None:
         raise ServiceError("unauthorized")
     (key_id, own, integration_id, expires_at, revoked_at, last_used_at) = row[:6]
-    (membership_id, user_id, role, ended_at, account_id, account_type, plan, status) = row[6:]
+    (membership_id, user_id, role, ended_at, account_id, account_type, plan, status) = row[6:14]
+    account_name, account_created_at = row[14:16]
     if revoked_at is not None or expires_at <= now:
         raise ServiceError("unauthorized")
     _check_membership(ended_at, status)
@@ -101,6 +134,8 @@ async def _resolve_api_key(ctx: Ctx, token: str) -> Caller:
         account_id=account_id,
         account_type=account_type,
         plan=plan,
+        account_name=account_name,
+        account_created_at=account_created_at,
         user_id=user_id,
         membership_id=membership_id,
         role=Role(role),
@@ -139,6 +174,8 @@ async def _resolve_session(ctx: Ctx, token: str) -> Caller:
         account_id=account.id,
         account_type=account.type,
         plan=account.plan,
+        account_name=account.name,
+        account_created_at=account.created_at,
         user_id=membership.user_id,
         membership_id=membership.id,
         role=Role(membership.role),

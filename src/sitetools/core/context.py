@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sitetools.core.clock import Clock
 from sitetools.core.config import Settings
 from sitetools.core.crypto import Keyring, PasswordHashing
+from sitetools.core.fastread import SQLiteReader
 
 __all__ = ["AppServices", "Ctx"]
 
@@ -22,14 +23,42 @@ class AppServices:
     clock: Clock
     keyring: Keyring
     passwords: PasswordHashing
+    # Set on SQLite: hot-path reads without the async driver's thread hop.
+    reader: SQLiteReader | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class Ctx:
-    """One unit of work: a transaction owned by the caller of the service (habit 1)."""
+    """One unit of work: a transaction owned by the caller of the service (habit 1).
 
-    db: AsyncSession
-    app: AppServices
+    Given a session factory instead of a session, the session is opened on first use, so a
+    request that never touches the database (its reads served by ``app.reader``) pays nothing.
+    """
+
+    __slots__ = ("_db", "_sessions", "app")
+
+    def __init__(
+        self,
+        db: AsyncSession | None,
+        app: AppServices,
+        sessions: async_sessionmaker[AsyncSession] | None = None,
+    ) -> None:
+        if db is None and sessions is None:
+            raise ValueError("a Ctx needs a session or a session factory")
+        self._db = db
+        self._sessions = sessions
+        self.app = app
+
+    @property
+    def db(self) -> AsyncSession:
+        if self._db is None:
+            assert self._sessions is not None
+            self._db = self._sessions()
+        return self._db
+
+    @property
+    def opened(self) -> bool:
+        """Whether a database session was opened."""
+        return self._db is not None
 
     @property
     def settings(self) -> Settings:

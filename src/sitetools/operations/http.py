@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
@@ -18,6 +19,7 @@ from sitetools.core.logging import get_logger
 __all__ = ["BodyLimitMiddleware", "RequestContextMiddleware", "error_response", "install_handlers"]
 
 _log = get_logger("sitetools.http")
+_stdlib_log = logging.getLogger("sitetools.http")
 
 
 def resource_metadata_url(base_url: str) -> str:
@@ -71,7 +73,7 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         request_id = uuid.uuid4().hex
-        structlog.contextvars.clear_contextvars()
+        # Each request runs in its own task with its own copy of the context: nothing leaks in.
         structlog.contextvars.bind_contextvars(request_id=request_id)
         started = time.perf_counter()
         status = 500
@@ -96,13 +98,14 @@ class RequestContextMiddleware:
             response = error_response(ServiceError("internal_error"), self.base_url)
             await response(scope, receive, send_with_id)
         finally:
-            _log.info(
-                "request",
-                method=scope["method"],
-                path=scope["path"],
-                status=status,
-                duration_ms=round((time.perf_counter() - started) * 1000, 2),
-            )
+            if _stdlib_log.isEnabledFor(logging.INFO):
+                _log.info(
+                    "request",
+                    method=scope["method"],
+                    path=scope["path"],
+                    status=status,
+                    duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                )
             structlog.contextvars.clear_contextvars()
 
 

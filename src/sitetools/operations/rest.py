@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Route
 
 from sitetools.auth.caller import Caller
 from sitetools.auth.resolve import resolve_caller
@@ -63,43 +64,47 @@ def _endpoint(
 ) -> Any:
     async def endpoint(request: Request) -> Response:
         token = bearer_token(request)
-        async with sessions() as db:
-            ctx = Ctx(db, services)
-            try:
-                caller = None
-                if token is not None:
-                    caller = await resolve_caller(ctx, token)
-                    structlog.contextvars.bind_contextvars(
-                        account_id=caller.account_id, credential_id=caller.credential_id
+        ctx = Ctx(None, services, sessions)
+        try:
+            caller = None
+            if token is not None:
+                caller = await resolve_caller(ctx, token)
+                structlog.contextvars.bind_contextvars(
+                    account_id=caller.account_id, credential_id=caller.credential_id
+                )
+                authorize(operation, caller)
+            elif not operation.public:
+                raise ServiceError("unauthorized")
+            path = (
+                parse_model(operation.path_model, request.path_params, "path")
+                if operation.path_model
+                else None
+            )
+            query = (
+                parse_model(operation.query_model, dict(request.query_params), "query")
+                if operation.query_model
+                else None
+            )
+            body = None
+            if operation.body_model is not None:
+                raw = await request.body()
+                if raw.strip():
+                    body = parse_model(operation.body_model, parse_json_body(raw), "body")
+                elif operation.body_required:
+                    raise ServiceError(
+                        "invalid_request",
+                        issues=[{"path": "/body", "message": "A JSON body is required."}],
                     )
-                    authorize(operation, caller)
-                elif not operation.public:
-                    raise ServiceError("unauthorized")
-                path = (
-                    parse_model(operation.path_model, request.path_params, "path")
-                    if operation.path_model
-                    else None
-                )
-                query = (
-                    parse_model(operation.query_model, dict(request.query_params), "query")
-                    if operation.query_model
-                    else None
-                )
-                body = None
-                if operation.body_model is not None:
-                    raw = await request.body()
-                    if raw.strip():
-                        body = parse_model(operation.body_model, parse_json_body(raw), "body")
-                    elif operation.body_required:
-                        raise ServiceError(
-                            "invalid_request",
-                            issues=[{"path": "/body", "message": "A JSON body is required."}],
-                        )
-                result = await operation.handler(OpRequest(ctx, caller, path, query, body, request))
-                await db.commit()
-            except BaseException:
-                await db.rollback()
-                raise
+            result = await operation.handler(OpRequest(ctx, caller, path, query, body, request))
+            if ctx.opened:
+                await ctx.db.commit()
+        except BaseException:
+            if ctx.opened:
+                await ctx.db.rollback()
+            raise
+        finally:
+            if ctx.opened:
+                await ctx.db.close()
         return _render(operation, result)
 
     endpoint.__name__ = operation.operation_id.replace(".", "_")
@@ -112,11 +117,14 @@ def mount_operations(
     services: AppServices,
     sessions: async_sessionmaker[AsyncSession],
 ) -> None:
+    # Plain Starlette routes: the endpoint parses its own input, so FastAPI's dependency
+    # solving would only add work to every request.
     for operation in operations:
-        app.add_api_route(
-            operation.path,
-            _endpoint(operation, services, sessions),
-            methods=[operation.method],
-            include_in_schema=False,
-            name=operation.operation_id,
+        app.router.routes.append(
+            Route(
+                operation.path,
+                _endpoint(operation, services, sessions),
+                methods=[operation.method],
+                name=operation.operation_id,
+            )
         )
