@@ -46,7 +46,10 @@ def wait_up(url: str) -> None:
 def sitetools(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "sitetools.cli.main", *args],
-        env=env, capture_output=True, text=True, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout
 
@@ -64,7 +67,9 @@ def wrk(url: str, token: str | None) -> dict[str, float]:
     )
     out = subprocess.run(
         ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{DURATION}s", "-s", str(script), url],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     script.unlink()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
@@ -88,16 +93,40 @@ def main() -> None:
         SITETOOLS_LOG_LEVEL="WARNING",
     )
     sitetools(env, "migrate")
-    sitetools(env, "admin", "create-account", "--email", "bench@example.com", "--password",
-              "bench-password", "--name", "Bench")
+    sitetools(
+        env,
+        "admin",
+        "create-account",
+        "--email",
+        "bench@example.com",
+        "--password",
+        "bench-password",
+        "--name",
+        "Bench",
+    )
     secret = json.loads(
-        sitetools(env, "admin", "create-key", "--email", "bench@example.com", "--name", "bench",
-                  "--permission", "api_keys:manage", "--permission", "usage:read")
+        sitetools(
+            env,
+            "admin",
+            "create-key",
+            "--email",
+            "bench@example.com",
+            "--name",
+            "bench",
+            "--permission",
+            "api_keys:manage",
+            "--permission",
+            "usage:read",
+        )
     )["secret"]
     for index in range(19):  # 20 keys in all
         sitetools(env, "admin", "create-key", "--email", "bench@example.com", "--name", f"k{index}")
-    server = subprocess.Popen([sys.executable, "-m", "sitetools.cli.main", "serve"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sitetools.cli.main", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     bare = None
     try:
@@ -107,33 +136,45 @@ def main() -> None:
         keys_body = httpx.get(f"{base}/v1/api-keys", headers=headers).content
         assert len(json.loads(keys_body)["data"]) == 20
         bare_env = dict(env, BENCH_BODY=account_body.decode(), BENCH_KEYS_BODY=keys_body.decode())
-        bare = subprocess.Popen([sys.executable, str(ROOT / "bench" / "bare_app.py"),
-                                 str(bare_port)], env=bare_env)
+        bare = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "bare_app.py"), str(bare_port)], env=bare_env
+        )
         wait_up(f"http://127.0.0.1:{bare_port}/v1/account")
         results = {}
         for name, path in (("account", "/v1/account"), ("api_keys", "/v1/api-keys")):
             wrk(f"{base}{path}", secret)  # warm-up pass, not counted
             ours = wrk(f"{base}{path}", secret)
             baseline = wrk(f"http://127.0.0.1:{bare_port}{path}", None)
-            results[name] = {"sitetools": ours, "bare": baseline,
-                             "ratio": round(ours["rps"] / baseline["rps"], 3)}
+            results[name] = {
+                "sitetools": ours,
+                "bare": baseline,
+                "ratio": round(ours["rps"] / baseline["rps"], 3),
+            }
     finally:
         server.terminate()
         if bare:
             bare.terminate()
         shutil.rmtree(data, ignore_errors=True)
-    print(f"\nGET throughput, SQLite, 1 uvicorn worker, wrk -c{CONNECTIONS} -d{DURATION}s "
-          f"({os.cpu_count()} cores)")
-    print(f"{'endpoint':<22}{'sitetools rps':>15}{'bare rps':>12}{'ratio':>8}"
-          f"{'p50 ms':>9}{'p95 ms':>9}")
+    print(
+        f"\nGET throughput, SQLite, 1 uvicorn worker, wrk -c{CONNECTIONS} -d{DURATION}s "
+        f"({os.cpu_count()} cores)"
+    )
+    print(
+        f"{'endpoint':<22}{'sitetools rps':>15}{'bare rps':>12}{'ratio':>8}"
+        f"{'p50 ms':>9}{'p95 ms':>9}"
+    )
     for name, row in results.items():
         label = "GET /v1/account" if name == "account" else "GET /v1/api-keys (20)"
-        print(f"{label:<22}{row['sitetools']['rps']:>15.0f}{row['bare']['rps']:>12.0f}"
-              f"{row['ratio']:>8.2f}{row['sitetools']['p50_ms']:>9.2f}"
-              f"{row['sitetools']['p95_ms']:>9.2f}")
+        print(
+            f"{label:<22}{row['sitetools']['rps']:>15.0f}{row['bare']['rps']:>12.0f}"
+            f"{row['ratio']:>8.2f}{row['sitetools']['p50_ms']:>9.2f}"
+            f"{row['sitetools']['p95_ms']:>9.2f}"
+        )
     target = results["account"]["ratio"] >= 0.5
-    print(f"target: authenticated GET /v1/account >= 50% of bare: "
-          f"{'met' if target else 'NOT met'} ({results['account']['ratio']:.0%})")
+    print(
+        f"target: authenticated GET /v1/account >= 50% of bare: "
+        f"{'met' if target else 'NOT met'} ({results['account']['ratio']:.0%})"
+    )
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(results, indent=2))

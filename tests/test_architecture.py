@@ -10,7 +10,10 @@ from pathlib import Path
 def test_import_contracts_hold() -> None:
     linter = Path(sys.executable).parent / "lint-imports"
     result = subprocess.run(
-        [str(linter)], capture_output=True, text=True, check=False,
+        [str(linter)],
+        capture_output=True,
+        text=True,
+        check=False,
         cwd=Path(__file__).resolve().parent.parent,
     )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -175,9 +175,9 @@ async def get_account(ctx: Ctx, caller: Caller) -> AccountOut:
     business = caller.account_type == "business"
     return AccountOut(
         id=caller.account_id,
-        type=caller.account_type,  # type: ignore[arg-type]
+        type=caller.account_type,
         name=caller.account_name,
-        plan=caller.plan,  # type: ignore[arg-type]
+        plan=caller.plan,
         role=caller.role.value,
         permissions=sorted(p.value for p in caller.permissions),
         features=AccountFeatures(

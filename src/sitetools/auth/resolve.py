@@ -23,8 +23,8 @@ from sitetools.auth.permissions import (
 )
 from sitetools.core.clock import utc
 from sitetools.core.context import Ctx
-from sitetools.core.fastread import compile_for_sqlite
 from sitetools.core.errors import ServiceError
+from sitetools.core.fastread import compile_for_sqlite
 from sitetools.keys.models import ApiKey
 
 __all__ = ["API_KEY_PREFIX", "SESSION_PREFIX", "resolve_caller"]

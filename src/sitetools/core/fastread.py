@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import Any
+from typing import Any, Unpack
 
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import Select
@@ -18,7 +18,7 @@ from sqlalchemy.sql import Select
 __all__ = ["SQLiteReader", "compile_for_sqlite"]
 
 
-def compile_for_sqlite(statement: Select[Any]) -> tuple[str, list[str]]:
+def compile_for_sqlite(statement: Select[Unpack[tuple[Any, ...]]]) -> tuple[str, list[str]]:
     """The SQL text and the order of its bound parameter names."""
     compiled = statement.compile(dialect=sqlite.dialect())
     return str(compiled), list(compiled.positiontup or [])
