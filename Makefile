@@ -42,6 +42,9 @@ test: install chromium lint
 	$(BIN)/pytest
 
 bench: install
+	@command -v wrk >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q wrk; }
 	$(BIN)/python bench/run.py
 
 clean:

@@ -15,14 +15,10 @@ from sitetools.core.config import Settings
 from sitetools.core.context import AppServices
 from sitetools.core.crypto import Keyring, PasswordHashing, load_or_create_master_key
 from sitetools.core.db import create_engine, session_factory
-from sitetools.core.fastread import SQLiteReader
+from sitetools.core.fastread import CommittedReader
 from sitetools.dashboard.routes import mount_dashboard
 from sitetools.operations.catalog import all_operations
-from sitetools.operations.http import (
-    BodyLimitMiddleware,
-    RequestContextMiddleware,
-    install_handlers,
-)
+from sitetools.operations.http import HttpMiddleware, install_handlers
 from sitetools.operations.openapi import build_openapi
 from sitetools.operations.rest import mount_operations
 
@@ -35,7 +31,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     engine = create_engine(settings.resolved_database_url, settings.db_pool_size)
     database = engine.url.database
     reader = (
-        SQLiteReader(database)
+        CommittedReader(database)
         if engine.url.get_backend_name() == "sqlite" and database and database != ":memory:"
         else None
     )
@@ -94,7 +90,6 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     mount_dashboard(app, services, db_sessions)
     install_handlers(app, settings.base_url)
     app.add_middleware(
-        BodyLimitMiddleware, max_bytes=settings.max_body_bytes, base_url=settings.base_url
+        HttpMiddleware, base_url=settings.base_url, max_body_bytes=settings.max_body_bytes
     )
-    app.add_middleware(RequestContextMiddleware, base_url=settings.base_url)
     return app

@@ -173,14 +173,15 @@ async def get_account(ctx: Ctx, caller: Caller) -> AccountOut:
     """The caller's account, from what credential resolution already loaded (one query)."""
     settings = ctx.settings
     business = caller.account_type == "business"
-    return AccountOut(
+    # Built from values already checked (the Caller and settings): no validation pass needed.
+    return AccountOut.model_construct(
         id=caller.account_id,
-        type=caller.account_type,
+        type=caller.account_type,  # type: ignore[arg-type]
         name=caller.account_name,
-        plan=caller.plan,
+        plan=caller.plan,  # type: ignore[arg-type]
         role=caller.role.value,
         permissions=sorted(p.value for p in caller.permissions),
-        features=AccountFeatures(
+        features=AccountFeatures.model_construct(
             teams=business,
             webhooks=settings.webhooks_enabled,
             billing=caller.account_type == "personal",

@@ -7,7 +7,6 @@ a role that lost a permission takes effect on the next request.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,10 +20,8 @@ from sitetools.auth.permissions import (
     Permission,
     Role,
 )
-from sitetools.core.clock import utc
 from sitetools.core.context import Ctx
 from sitetools.core.errors import ServiceError
-from sitetools.core.fastread import compile_for_sqlite
 from sitetools.keys.models import ApiKey
 
 __all__ = ["API_KEY_PREFIX", "SESSION_PREFIX", "resolve_caller"]
@@ -61,13 +58,7 @@ async def resolve_caller(ctx: Ctx, token: str) -> Caller:
     raise ServiceError("unauthorized")
 
 
-def _as_datetime(value: Any) -> datetime | None:
-    """Rows from the raw SQLite reader carry text; the async engine gives datetimes."""
-    if value is None or isinstance(value, datetime):
-        return value
-    return utc(datetime.fromisoformat(value))
-
-
+# Built once: a statement built per request costs more than running it.
 _KEY_LOOKUP = (
     select(
         ApiKey.id,
@@ -91,28 +82,14 @@ _KEY_LOOKUP = (
     .join(Account, Account.id == ApiKey.account_id)
     .where(ApiKey.token_digest == bindparam("digest"))
 )
-_KEY_LOOKUP_SQLITE, _ = compile_for_sqlite(_KEY_LOOKUP)
-
-
-async def _key_row(ctx: Ctx, digest: str) -> tuple[Any, ...] | None:
-    if ctx.app.reader is not None:
-        row = ctx.app.reader.first(_KEY_LOOKUP_SQLITE, (digest,))
-        if row is None:
-            return None
-        values = list(row)
-        values[1] = json.loads(values[1])
-        for index in (3, 4, 5, 9, 15):
-            values[index] = _as_datetime(values[index])
-        return tuple(values)
-    found = (await ctx.db.execute(_KEY_LOOKUP, {"digest": digest})).first()
-    return tuple(found) if found is not None else None
 
 
 async def _resolve_api_key(ctx: Ctx, token: str) -> Caller:
     now = ctx.now()
-    row = await _key_row(ctx, ctx.keyring.token_digest(token))
-    if row is None:
+    rows = await ctx.read(_KEY_LOOKUP, {"digest": ctx.keyring.token_digest(token)})
+    if not rows:
         raise ServiceError("unauthorized")
+    row: tuple[Any, ...] = tuple(rows[0])
     (key_id, own, integration_id, expires_at, revoked_at, last_used_at) = row[:6]
     (membership_id, user_id, role, ended_at, account_id, account_type, plan, status) = row[6:14]
     account_name, account_created_at = row[14:16]

@@ -30,6 +30,7 @@ class Settings(BaseSettings):
 
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     db_pool_size: int = Field(default=10, ge=1)
+    gil_switch_interval_ms: float = Field(default=1.0, gt=0)
 
     # Dashboard sessions (decisions: 14 days, idle 2 days).
     session_lifetime_seconds: int = 14 * 24 * 3600

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sitetools.core.clock import Clock
 from sitetools.core.config import Settings
 from sitetools.core.crypto import Keyring, PasswordHashing
-from sitetools.core.fastread import SQLiteReader
+from sitetools.core.fastread import AnySelect, CommittedReader
 
 __all__ = ["AppServices", "Ctx"]
 
@@ -24,7 +26,7 @@ class AppServices:
     keyring: Keyring
     passwords: PasswordHashing
     # Set on SQLite: hot-path reads without the async driver's thread hop.
-    reader: SQLiteReader | None = None
+    reader: CommittedReader | None = None
 
 
 class Ctx:
@@ -70,3 +72,14 @@ class Ctx:
 
     def now(self) -> datetime:
         return self.app.clock.now()
+
+    async def read(self, statement: AnySelect, params: dict[str, Any]) -> Sequence[Any]:
+        """Rows of a prebuilt Core select over committed data (not this unit's own writes).
+
+        Rows unpack as tuples and name their columns as attributes. On SQLite the read runs on
+        a read-only connection without thread hops; on PostgreSQL on this unit's connection.
+        """
+        if self.app.reader is not None:
+            return self.app.reader.all(statement, params)
+        rows: Sequence[Any] = (await self.db.execute(statement, params)).all()
+        return rows

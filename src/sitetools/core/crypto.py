@@ -92,7 +92,7 @@ class Keyring:
 
     def token_digest(self, token: str) -> str:
         """The stored form of a bearer secret (API key, session token)."""
-        return hmac.new(self._digest_key, token.encode(), hashlib.sha256).hexdigest()
+        return hmac.digest(self._digest_key, token.encode(), "sha256").hex()
 
     def sign(self, purpose: str, payload: dict[str, Any], expires_at: datetime) -> str:
         """A compact signed, expiring token carrying ``payload`` (not secret, not encrypted)."""

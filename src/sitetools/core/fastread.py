@@ -1,35 +1,61 @@
-"""A read-only SQLite connection for hot-path lookups (credential resolution).
+"""Reads of committed data on SQLite without the async driver's thread hops.
 
-aiosqlite runs every statement on a helper thread; for a single indexed read that hop costs
-several times the query itself. SQLite in WAL mode lets readers run beside the writer without
-blocking, and a read in autocommit mode sees every transaction committed before it started,
-so a revoked key is refused on the very next request. PostgreSQL does not use this.
+aiosqlite runs every call (cursor, execute, fetch, close, commit, reset) on a helper thread;
+for a short indexed read those hops cost many times the query itself. SQLite in WAL mode lets
+readers run beside the writer without blocking, and a read outside a transaction sees every
+transaction committed before it started, so a revoked key is refused on the very next request.
+The connections are read-only (``mode=ro``, ``query_only``): they never hold a write lock, so
+they never wait on one while the event loop runs them. PostgreSQL does not use this.
+
+Statements are prepared once: SQLAlchemy compiles them for SQLite, and each bound value and
+result column goes through the column type's own ``bind_processor``/``result_processor``, so
+values come back exactly as the async engine would return them.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import Any, Unpack
+from collections import namedtuple
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy.dialects import sqlite
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+from sqlalchemy.engine import Compiled
 from sqlalchemy.sql import Select
 
-__all__ = ["SQLiteReader", "compile_for_sqlite"]
+AnySelect = Select[*tuple[Any, ...]]
+
+__all__ = ["AnySelect", "CommittedReader"]
+
+_Processor = Callable[[Any], Any] | None
 
 
-def compile_for_sqlite(statement: Select[Unpack[tuple[Any, ...]]]) -> tuple[str, list[str]]:
-    """The SQL text and the order of its bound parameter names."""
-    compiled = statement.compile(dialect=sqlite.dialect())
-    return str(compiled), list(compiled.positiontup or [])
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    statement: AnySelect
+    compiled: Compiled
+    sql: str
+    names: tuple[str, ...]
+    binds: tuple[_Processor, ...]
+    results: tuple[_Processor, ...]
+    row: type[tuple[Any, ...]]
 
 
-class SQLiteReader:
-    """One read-only connection per thread over the database file."""
+class CommittedReader:
+    """Read-only SQLite connections (one per thread) running prebuilt Core statements.
+
+    Pass statements built once (module constants) with ``bindparam`` values: they are prepared
+    on first use and kept for the life of the reader.
+    """
 
     def __init__(self, path: str) -> None:
         self._uri = f"file:{path}?mode=ro"
         self._local = threading.local()
+        self._dialect = SQLiteDialect_pysqlite(paramstyle="qmark")
+        self._prepared: dict[int, _Prepared] = {}
+        self._lock = threading.Lock()
 
     def _connection(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
@@ -38,13 +64,46 @@ class SQLiteReader:
                 self._uri, uri=True, isolation_level=None, check_same_thread=False
             )
             connection.execute("PRAGMA query_only=ON")
-            connection.execute("PRAGMA busy_timeout=5000")
+            connection.execute("PRAGMA busy_timeout=2000")
             self._local.connection = connection
         return connection
 
-    def first(self, sql: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        row: tuple[Any, ...] | None = self._connection().execute(sql, params).fetchone()
-        return row
+    def _prepare(self, statement: AnySelect) -> _Prepared:
+        compiled = statement.compile(dialect=self._dialect)
+        names = tuple(compiled.positiontup or ())
+        dialect = self._dialect
+        binds = tuple(
+            compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect)
+            for name in names
+        )
+        columns = list(statement.selected_columns)
+        results = tuple(
+            column.type.dialect_impl(dialect).result_processor(dialect, None) for column in columns
+        )
+        keys = [str(getattr(column, "key", None) or f"c{i}") for i, column in enumerate(columns)]
+        row = namedtuple("Row", keys, rename=True)  # type: ignore[misc]
+        prepared = _Prepared(statement, compiled, str(compiled), names, binds, results, row)
+        with self._lock:
+            self._prepared[id(statement)] = prepared
+        return prepared
+
+    def all(self, statement: AnySelect, params: dict[str, Any]) -> Sequence[Any]:
+        """Every row, as named tuples whose values have their column types' Python types."""
+        prepared = self._prepared.get(id(statement))
+        if prepared is None or prepared.statement is not statement:
+            prepared = self._prepare(statement)
+        # construct_params fills in the values of bind parameters SQLAlchemy itself added.
+        given = prepared.compiled.construct_params(params) or {}
+        values = [
+            bind(given[name]) if bind else given[name]
+            for name, bind in zip(prepared.names, prepared.binds, strict=True)
+        ]
+        raw = self._connection().execute(prepared.sql, values).fetchall()
+        results, row = prepared.results, prepared.row
+        return [
+            row(*[proc(v) if proc else v for proc, v in zip(results, item, strict=True)])
+            for item in raw
+        ]
 
     def close(self) -> None:
         connection = getattr(self._local, "connection", None)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, bindparam, func, or_, select
 
 from sitetools.accounts.service import lock_membership
 from sitetools.auth.caller import Caller
@@ -52,7 +52,8 @@ REVOKED_VISIBLE_FOR = timedelta(days=30)
 _INTENT = "api-key-intent"
 
 
-def _out(key: ApiKey) -> ApiKeyOut:
+def _out(key: Any) -> ApiKeyOut:
+    """An ApiKey record from a row or an ORM object (the same attribute names)."""
     return ApiKeyOut(
         id=key.id,
         name=key.name,
@@ -75,26 +76,37 @@ def _usable(now: datetime) -> Any:
     return and_(ApiKey.revoked_at.is_(None), ApiKey.expires_at > now)
 
 
-async def list_keys(ctx: Ctx, caller: Caller, cursor: str | None, limit: int) -> ApiKeyPage:
-    """The member's keys, newest first; revoked ones stay visible for 30 days."""
-    now = ctx.now()
-    query = select(ApiKey).where(
-        ApiKey.membership_id == caller.membership_id,
-        or_(ApiKey.revoked_at.is_(None), ApiKey.revoked_at > now - REVOKED_VISIBLE_FOR),
+def _list_statement(after_cursor: bool) -> Any:
+    keys = ApiKey.__table__.c
+    query = select(ApiKey.__table__).where(
+        keys.membership_id == bindparam("membership_id"),
+        or_(keys.revoked_at.is_(None), keys.revoked_at > bindparam("revoked_after")),
     )
-    if cursor is not None:
-        after = decode_cursor(cursor)
+    if after_cursor:
         query = query.where(
             or_(
-                ApiKey.created_at < after.created_at,
-                and_(ApiKey.created_at == after.created_at, ApiKey.id < after.id),
+                keys.created_at < bindparam("after_at"),
+                and_(keys.created_at == bindparam("after_at"), keys.id < bindparam("after_id")),
             )
         )
-    rows = list(
-        await ctx.db.scalars(
-            query.order_by(ApiKey.created_at.desc(), ApiKey.id.desc()).limit(limit + 1)
-        )
-    )
+    return query.order_by(keys.created_at.desc(), keys.id.desc()).limit(bindparam("limit"))
+
+
+# Built once (a statement built per request costs more than running it).
+_FIRST_PAGE, _LATER_PAGE = _list_statement(False), _list_statement(True)
+
+
+async def list_keys(ctx: Ctx, caller: Caller, cursor: str | None, limit: int) -> ApiKeyPage:
+    """The member's keys, newest first; revoked ones stay visible for 30 days."""
+    params: dict[str, Any] = {
+        "membership_id": caller.membership_id,
+        "revoked_after": ctx.now() - REVOKED_VISIBLE_FOR,
+        "limit": limit + 1,
+    }
+    if cursor is not None:
+        after = decode_cursor(cursor)
+        params.update(after_at=after.created_at, after_id=after.id)
+    rows = await ctx.read(_LATER_PAGE if cursor is not None else _FIRST_PAGE, params)
     page, more = rows[:limit], len(rows) > limit
     next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if more else None
     return ApiKeyPage(data=[_out(k) for k in page], next_cursor=next_cursor)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
-import uuid
 from typing import Any
 
 import structlog
@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sitetools.core.errors import ServiceError, envelope
 from sitetools.core.logging import get_logger
 
-__all__ = ["BodyLimitMiddleware", "RequestContextMiddleware", "error_response", "install_handlers"]
+__all__ = ["HttpMiddleware", "error_response", "install_handlers"]
 
 _log = get_logger("sitetools.http")
 _stdlib_log = logging.getLogger("sitetools.http")
@@ -61,18 +61,22 @@ def install_handlers(app: Any, base_url: str) -> None:
     app.add_exception_handler(HTTPException, on_http_error)
 
 
-class RequestContextMiddleware:
-    """A request id on every log line and in ``X-Request-Id``; any crash becomes a 500 envelope."""
+class HttpMiddleware:
+    """Around every request: a request id on each log line and in ``X-Request-Id``, the body
+    limit (spec: 413 ``request_too_large``, checked while the body streams in, not after), an
+    access log line, and any crash turned into a 500 envelope without internals.
+    """
 
-    def __init__(self, app: ASGIApp, base_url: str) -> None:
+    def __init__(self, app: ASGIApp, base_url: str, max_body_bytes: int) -> None:
         self.app = app
         self.base_url = base_url
+        self.max_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = uuid.uuid4().hex
+        request_id = os.urandom(16).hex()
         # Each request runs in its own task with its own copy of the context: nothing leaks in.
         structlog.contextvars.bind_contextvars(request_id=request_id)
         started = time.perf_counter()
@@ -90,7 +94,17 @@ class RequestContextMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            has_body = False
+            for name, value in scope["headers"]:
+                if name == b"content-length":
+                    declared = int(value) if value.isdigit() else 0
+                    if declared > self.max_bytes:
+                        await self._refuse(scope, receive, send_with_id)
+                        return
+                    has_body = has_body or declared > 0
+                elif name == b"transfer-encoding":
+                    has_body = True
+            await self.app(scope, self._limited(receive) if has_body else receive, send_with_id)
         except Exception:
             _log.exception("unhandled_error", method=scope["method"], path=scope["path"])
             if response_started:
@@ -108,28 +122,7 @@ class RequestContextMiddleware:
                 )
             structlog.contextvars.clear_contextvars()
 
-
-class BodyLimitMiddleware:
-    """spec: 413 ``request_too_large`` - checked while the body streams in, not after."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int, base_url: str) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-        self.base_url = base_url
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = 0
-                if declared > self.max_bytes:
-                    await self._refuse(scope, receive, send)
-                    return
+    def _limited(self, receive: Receive) -> Receive:
         seen = 0
 
         async def counting_receive() -> Message:
@@ -141,7 +134,7 @@ class BodyLimitMiddleware:
                     raise ServiceError("request_too_large", max_bytes=self.max_bytes)
             return message
 
-        await self.app(scope, counting_receive, send)
+        return counting_receive
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         error = ServiceError("request_too_large", max_bytes=self.max_bytes)
