@@ -160,3 +160,23 @@ async def test_error_codes_page_lists_every_code(client: httpx.AsyncClient) -> N
     for code, spec in CATALOGUE.items():
         assert f'id="{code}"' in page.text
         assert spec.advice in page.text
+
+
+async def test_database_outage_answers_temporarily_unavailable(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A database that cannot be reached is a retryable 503, never a 500."""
+    from sitetools.app import create_app
+    from tests.conftest import free_port, make_settings
+
+    dead = f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/nowhere"
+    app = create_app(make_settings(tmp_path, dead))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        response = await http.get(
+            "/v1/account", headers={"Authorization": "Bearer svc_" + "a" * 43}
+        )
+        assert response.status_code == 503
+        assert error_code(response) == "temporarily_unavailable"
+        assert response.json()["error"]["retryable"] is True
+        ready = await http.get("/readyz")
+        assert ready.status_code == 503
+    await app.state.engine.dispose()

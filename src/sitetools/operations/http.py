@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import sqlite3
 import time
 from typing import Any
 
+import sqlalchemy.exc
 import structlog
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -20,6 +23,15 @@ __all__ = ["HttpMiddleware", "error_response", "install_handlers"]
 
 _log = get_logger("sitetools.http")
 _stdlib_log = logging.getLogger("sitetools.http")
+
+
+def _is_outage(error: BaseException) -> bool:
+    """A failure to reach or lock the database: the same request may work shortly (503)."""
+    if isinstance(error, sqlalchemy.exc.TimeoutError | sqlalchemy.exc.InterfaceError):
+        return True
+    if isinstance(error, sqlalchemy.exc.OperationalError | sqlite3.OperationalError):
+        return True
+    return isinstance(error, OSError | asyncio.TimeoutError)
 
 
 def resource_metadata_url(base_url: str) -> str:
@@ -105,11 +117,17 @@ class HttpMiddleware:
                 elif name == b"transfer-encoding":
                     has_body = True
             await self.app(scope, self._limited(receive) if has_body else receive, send_with_id)
-        except Exception:
-            _log.exception("unhandled_error", method=scope["method"], path=scope["path"])
+        except Exception as error:
+            unavailable = _is_outage(error)
+            _log.exception(
+                "database_unavailable" if unavailable else "unhandled_error",
+                method=scope["method"],
+                path=scope["path"],
+            )
             if response_started:
                 raise
-            response = error_response(ServiceError("internal_error"), self.base_url)
+            code = "temporarily_unavailable" if unavailable else "internal_error"
+            response = error_response(ServiceError(code), self.base_url)
             await response(scope, receive, send_with_id)
         finally:
             if _stdlib_log.isEnabledFor(logging.INFO):
