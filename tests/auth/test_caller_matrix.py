@@ -201,3 +201,27 @@ async def test_last_used_at_written_at_most_once_a_minute(app: FastAPI, client, 
     clock.advance(31)
     await client.get("/v1/account", headers=person.auth(key.secret))
     assert (await last_used()) != first
+
+
+async def test_caller_matrix_for_rotate_and_revoke(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    callers: tuple[Person, dict[str, str | None]],
+) -> None:
+    """Rotate (through the Dashboard) and revoke, for each caller kind, on a fresh target key."""
+    person, tokens = callers
+    expected = {
+        "session": (200, 204),
+        "full_key": (200, 204),
+        "plain_key": (403, 403),
+        "integration_key": (403, 403),
+        "none": (401, 401),
+    }
+    for kind, token in tokens.items():
+        target = await person.key(f"target-{kind}", permissions=["tools:read"])
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        rotate = await client.post(
+            f"/v1/api-keys/{target.id}/rotate", json={"deliver": "dashboard"}, headers=headers
+        )
+        revoke = await client.delete(f"/v1/api-keys/{target.id}", headers=headers)
+        assert (rotate.status_code, revoke.status_code) == expected[kind], kind

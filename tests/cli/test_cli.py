@@ -26,6 +26,18 @@ def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _wait_healthy(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.1)
+
+
 @pytest.fixture
 def cli_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SITETOOLS_")}
@@ -114,15 +126,7 @@ def test_admin_commands_and_serve(cli_env: dict[str, str], tmp_path: Path) -> No
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.1)
+        _wait_healthy(port)
         base = f"http://127.0.0.1:{port}"
         account = httpx.get(f"{base}/v1/account", headers={"Authorization": f"Bearer {secret}"})
         assert account.status_code == 200
@@ -154,15 +158,7 @@ def test_serve_demo_creates_the_owner_once_and_prints_a_sign_in_link(
             text=True,
         )
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
+            _wait_healthy(port)
         finally:
             server.terminate()
             output, _ = server.communicate(timeout=20)

@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import datetime
 
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import bindparam, select, update
 
+from sitetools.app import create_app
 from sitetools.auth.resolve import _KEY_LOOKUP
 from sitetools.core.fastread import CommittedReader
+from sitetools.core.migrate import migrate
 from sitetools.keys.models import ApiKey
 from sitetools.keys.service import _FIRST_PAGE, _LATER_PAGE
-from tests.support import ctx_for, new_person
+from tests.conftest import make_settings
+from tests.support import MovableClock, ctx_for, new_person
+
+
+@pytest.fixture(scope="module")
+async def sqlite_app(
+    tmp_path_factory: pytest.TempPathFactory, clock: MovableClock
+) -> AsyncIterator[FastAPI]:
+    """The reader serves SQLite only, so these tests have their own SQLite app on every pass."""
+    folder = tmp_path_factory.mktemp("reader")
+    url = f"sqlite+aiosqlite:///{folder / 'sitetools.db'}"
+    migrate(url)
+    application = create_app(make_settings(folder, url), clock=clock)
+    yield application
+    await application.state.engine.dispose()
 
 
 @pytest.fixture
-def reader(app: FastAPI) -> CommittedReader:
-    url = app.state.engine.url
-    if url.get_backend_name() != "sqlite":
-        pytest.skip("the reader serves SQLite only; PostgreSQL reads on its own connection")
-    return CommittedReader(url.database)
+def reader(sqlite_app: FastAPI) -> CommittedReader:
+    reader = sqlite_app.state.services.reader
+    assert isinstance(reader, CommittedReader)
+    return reader
 
 
-async def test_reader_rows_equal_async_engine_rows(app: FastAPI, reader: CommittedReader) -> None:
+async def test_reader_rows_equal_async_engine_rows(
+    sqlite_app: FastAPI, reader: CommittedReader
+) -> None:
+    app = sqlite_app
     person = await new_person(app)
     made = [await person.key(f"k{i}", permissions=["tools:read"]) for i in range(3)]
     async with ctx_for(app) as ctx:
@@ -57,7 +76,10 @@ async def test_reader_rows_equal_async_engine_rows(app: FastAPI, reader: Committ
     assert row.expires_at.tzinfo is not None
 
 
-async def test_reader_sees_each_commit_at_once(app: FastAPI, reader: CommittedReader) -> None:
+async def test_reader_sees_each_commit_at_once(
+    sqlite_app: FastAPI, reader: CommittedReader
+) -> None:
+    app = sqlite_app
     person = await new_person(app)
     key = await person.key("k")
     by_id = select(ApiKey.revoked_at).where(ApiKey.id == bindparam("id"))
@@ -70,7 +92,7 @@ async def test_reader_sees_each_commit_at_once(app: FastAPI, reader: CommittedRe
     assert reader.all(by_id, {"id": key.id})[0].revoked_at == now
 
 
-def test_reader_cannot_write(app: FastAPI, reader: CommittedReader) -> None:
+def test_reader_cannot_write(reader: CommittedReader) -> None:
     import sqlite3
 
     with pytest.raises(sqlite3.OperationalError):

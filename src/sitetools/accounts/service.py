@@ -51,6 +51,22 @@ async def _user_by_email(ctx: Ctx, email: str) -> User | None:
     return await ctx.db.scalar(select(User).where(User.email == normalize_email(email)))
 
 
+async def _new_user(
+    ctx: Ctx, email: str, password: str | None, first_name: str = "", last_name: str | None = None
+) -> User:
+    user = User(
+        id=new_id("user"),
+        email=normalize_email(email),
+        password_hash=ctx.app.passwords.hash(password) if password else None,
+        first_name=first_name,
+        last_name=last_name,
+        created_at=ctx.now(),
+    )
+    ctx.db.add(user)
+    await ctx.db.flush()
+    return user
+
+
 async def find_user(ctx: Ctx, email: str) -> User:
     user = await _user_by_email(ctx, email)
     if user is None:
@@ -75,18 +91,9 @@ async def create_account(
         plan = plan or "free"
     elif plan is not None:
         raise ServiceError("account_unsupported", message="Only Personal accounts have a plan.")
-    user = await _user_by_email(ctx, email)
-    if user is None:
-        user = User(
-            id=new_id("user"),
-            email=normalize_email(email),
-            password_hash=ctx.app.passwords.hash(password) if password else None,
-            first_name=first_name,
-            last_name=last_name,
-            created_at=now,
-        )
-        ctx.db.add(user)
-        await ctx.db.flush()
+    user = await _user_by_email(ctx, email) or await _new_user(
+        ctx, email, password, first_name, last_name
+    )
     account = Account(
         id=new_id("acct"),
         type=account_type,
@@ -120,19 +127,8 @@ async def add_member(
         raise ServiceError("not_found", resource="account")
     if account.type != "business":
         raise ServiceError("business_account_required")
-    user = await _user_by_email(ctx, email)
+    user = await _user_by_email(ctx, email) or await _new_user(ctx, email, password)
     now = ctx.now()
-    if user is None:
-        user = User(
-            id=new_id("user"),
-            email=normalize_email(email),
-            password_hash=ctx.app.passwords.hash(password) if password else None,
-            first_name="",
-            last_name=None,
-            created_at=now,
-        )
-        ctx.db.add(user)
-        await ctx.db.flush()
     existing = await ctx.db.scalar(
         select(Membership).where(Membership.account_id == account_id, Membership.user_id == user.id)
     )
