@@ -116,7 +116,7 @@ def error_code(response: httpx.Response) -> str:
 async def new_integration(app: FastAPI, *, account_id: str | None = None) -> str:
     """An integration row (public, or private to ``account_id``)."""
     from sitetools.core.ids import new_id
-    from sitetools.integrations.models import Integration
+    from sitetools.tools.models import Integration
 
     async with ctx_for(app) as ctx:
         integration = Integration(

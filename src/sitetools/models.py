@@ -10,9 +10,9 @@ from sitetools.accounts.models import (
 )
 from sitetools.core.db import Base
 from sitetools.core.nonces import SpentNonce
-from sitetools.integrations.models import Integration
 from sitetools.keys.models import ApiKey
 from sitetools.quota.models import QuotaCounter, QuotaReservation
+from sitetools.tools.models import Integration, Tool, ToolVersion
 
 __all__ = [
     "Account",
@@ -26,5 +26,7 @@ __all__ = [
     "QuotaReservation",
     "SignInAttempt",
     "SpentNonce",
+    "Tool",
+    "ToolVersion",
     "User",
 ]

@@ -164,3 +164,34 @@ def test_serve_demo_creates_the_owner_once_and_prints_a_sign_in_link(
             output, _ = server.communicate(timeout=20)
         assert f"http://127.0.0.1:{port}/dashboard/sign-in/link?token=" in output
         assert "demo@sitetools.local" in output
+
+
+def test_tools_import_and_export_round_trip(cli_env: dict[str, str], tmp_path: Path) -> None:
+    from sitetools.tools.package import load_integration
+    from tests.tools.packages import tool_toml, write_package
+
+    assert _run(cli_env, "migrate").returncode == 0
+    root = write_package(
+        tmp_path / "pkg",
+        key="roundtrip",
+        site_url="https://roundtrip.example",
+        tools={"s": tool_toml("Search things", "search_things")},
+    )
+    both = _run(cli_env, "tools", "import", str(root), "--public", "--account", "acct_x")
+    assert both.returncode != 0
+    made = _run(cli_env, "tools", "import", str(root), "--public")
+    assert made.returncode == 0, made.stderr
+    result = json.loads(made.stdout)
+    assert len(result["created"]) == 1
+    again = json.loads(_run(cli_env, "tools", "import", str(root), "--public").stdout)
+    assert again["unchanged"] == result["created"]
+    out = tmp_path / "exported"
+    exported = _run(cli_env, "tools", "export", result["integration_id"], str(out))
+    assert exported.returncode == 0, exported.stderr
+    original, copy = load_integration(root), load_integration(out)
+    assert copy.key == original.key
+    assert [t.digest for t in copy.tools] == [t.digest for t in original.tools]
+    (root / "tools/s/tool.toml").write_text("name = 5\n")
+    broken = _run(cli_env, "tools", "import", str(root), "--public")
+    assert broken.returncode == 1
+    assert "tools/s/tool.toml" in broken.stderr

@@ -180,3 +180,37 @@ async def test_database_outage_answers_temporarily_unavailable(tmp_path) -> None
         ready = await http.get("/readyz")
         assert ready.status_code == 503
     await app.state.engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "pointer"),
+    [
+        ("GET", "/v1/tools?integration_id=int_%00x", None, "/query/integration_id"),
+        ("GET", "/v1/tools?query=a%00b", None, "/query/query"),
+        ("GET", "/v1/tools/tool_%00", None, "/path/id"),
+        ("DELETE", "/v1/api-keys/key_%00", None, "/path/id"),
+        ("POST", "/v1/api-keys", {"name": "a\u0000b"}, "/body/name"),
+    ],
+)
+async def test_nul_characters_are_refused_not_a_server_error(
+    app: FastAPI, client: httpx.AsyncClient, method: str, path: str, body: object, pointer: str
+) -> None:
+    person = await new_person(app)
+    response = await client.request(method, path, json=body, headers=person.auth())
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["issues"][0]["path"] == pointer
+
+
+async def test_lone_surrogates_are_refused_and_pairs_accepted(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    person = await new_person(app)
+    lone = await client.post(
+        "/v1/api-keys", content=b'{"name": "a\\ud800b"}', headers=person.auth()
+    )
+    assert lone.status_code == 400
+    paired = await client.post(
+        "/v1/api-keys", content=b'{"name": "mug \\ud83d\\ude00"}', headers=person.auth()
+    )
+    assert paired.status_code == 201
+    assert paired.json()["name"] == "mug \U0001f600"

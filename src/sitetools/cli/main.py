@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import secrets
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import typer
@@ -24,6 +26,8 @@ from sitetools.core.errors import ServiceError
 from sitetools.core.logging import configure_logging
 from sitetools.core.migrate import migrate as run_migrations
 from sitetools.keys import service as keys
+from sitetools.tools import service as catalog
+from sitetools.tools.package import PackageError, load_integration, write_integration
 
 __all__ = ["app"]
 
@@ -33,6 +37,8 @@ app = typer.Typer(
 )
 admin = typer.Typer(help="Administration: accounts, members, sessions, keys.")
 app.add_typer(admin, name="admin")
+tools_cli = typer.Typer(help="Tool packages: import and export integrations.")
+app.add_typer(tools_cli, name="tools")
 
 T = TypeVar("T")
 
@@ -248,6 +254,45 @@ def create_key(
         return created.model_dump(mode="json")
 
     _print(_in_transaction(_settings(), work))
+
+
+@tools_cli.command("import")
+def tools_import(
+    path: Annotated[Path, typer.Argument(help="An integration folder (integration.toml, tools/)")],
+    account: Annotated[str | None, typer.Option(help="Private to this account")] = None,
+    public: Annotated[bool, typer.Option(help="Public: every account sees it")] = False,
+) -> None:
+    """Load or update an integration: a new version per changed tool."""
+    if public == (account is not None):
+        raise typer.BadParameter("give exactly one of --account ID or --public")
+    try:
+        package = load_integration(path)
+    except PackageError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
+
+    async def work(ctx: Ctx) -> dict[str, Any]:
+        if account is not None:
+            await accounts.load_account(ctx, account)
+        result = await catalog.import_package(ctx, package, account_id=account)
+        return dataclasses.asdict(result)
+
+    _print(_in_transaction(_settings(), work))
+
+
+@tools_cli.command("export")
+def tools_export(
+    integration_id: Annotated[str, typer.Argument(metavar="ID")],
+    path: Annotated[Path, typer.Argument(help="Folder to write the integration into")],
+) -> None:
+    """Write an integration and its tools' published files back to a folder."""
+
+    async def work(ctx: Ctx) -> tuple[Any, Any]:
+        return await catalog.integration_tree(ctx, integration_id)
+
+    package, trees = _in_transaction(_settings(), work)
+    write_integration(path, package, trees)
+    typer.echo(f"wrote {len(trees)} tools to {path}")
 
 
 if __name__ == "__main__":

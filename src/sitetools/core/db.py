@@ -53,9 +53,9 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 
 class JSONList(TypeDecorator[list[str]]):
-    """A JSON array of strings."""
+    """A JSON array of strings; Python None is SQL NULL (not JSON null), so IS NULL finds it."""
 
-    impl = JSON
+    impl = JSON(none_as_null=True)
     cache_ok = True
 
     def process_bind_param(self, value: list[str] | None, dialect: Dialect) -> Any:

@@ -10,7 +10,7 @@ from datetime import datetime
 from sitetools.core.clock import utc
 from sitetools.core.errors import ServiceError
 
-__all__ = ["Cursor", "decode_cursor", "encode_cursor"]
+__all__ = ["Cursor", "decode_cursor", "decode_offset", "encode_cursor", "encode_offset"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,25 @@ def decode_cursor(value: str) -> Cursor:
             raise ValueError
         return Cursor(utc(datetime.fromisoformat(stamp)), item_id)
     except (ValueError, TypeError, UnicodeDecodeError, json.JSONDecodeError):
+        raise ServiceError(
+            "invalid_request",
+            issues=[{"path": "/query/cursor", "message": "Not a cursor from a previous page."}],
+        ) from None
+
+
+def encode_offset(offset: int) -> str:
+    """An opaque cursor for ranked lists (search results have no stable sort key)."""
+    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).rstrip(b"=").decode()
+
+
+def decode_offset(value: str) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        offset = json.loads(raw)["o"]
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise ValueError
+        return offset
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError, json.JSONDecodeError):
         raise ServiceError(
             "invalid_request",
             issues=[{"path": "/query/cursor", "message": "Not a cursor from a previous page."}],

@@ -191,6 +191,10 @@ def mount_dashboard(
             csrf_token=csrf.session_token(services.keyring, caller.credential_id),
         )
 
+    @router.get("/docs/keyless")
+    async def keyless(request: Request) -> Response:
+        return render(request, "keyless.html", user=None)
+
     @router.get("/docs/errors")
     async def error_codes(request: Request) -> Response:
         return render(request, "errors.html", codes=sorted(CATALOGUE.items()), user=None)

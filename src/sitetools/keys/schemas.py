@@ -75,7 +75,7 @@ class CreateKeyIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=100, pattern=r"^\S(?:.*\S)?$")
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[^\s\x00](?:[^\x00\n]*[^\s\x00])?$")
     permissions: list[KeyPermission] | None = Field(default=None, min_length=1, max_length=16)
     integration_id: str | None = Field(default=None, pattern=r"^int_[0-9a-f]{32}$")
     expires_in_days: int = Field(default=90, ge=1, le=365)

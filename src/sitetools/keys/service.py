@@ -25,7 +25,6 @@ from sitetools.core.errors import ServiceError
 from sitetools.core.ids import new_id
 from sitetools.core.nonces import spend_nonce
 from sitetools.core.pagination import decode_cursor, encode_cursor
-from sitetools.integrations.service import require_visible_integration
 from sitetools.keys.models import ApiKey
 from sitetools.keys.schemas import (
     ApiKeyOut,
@@ -34,6 +33,7 @@ from sitetools.keys.schemas import (
     CreateKeyIn,
     DashboardDelivery,
 )
+from sitetools.tools.integrations import require_visible_integration
 
 __all__ = [
     "KEYS_PER_MEMBER",

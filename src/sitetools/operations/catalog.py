@@ -6,12 +6,13 @@ from sitetools.accounts.operations import OPERATIONS as ACCOUNT
 from sitetools.keys.operations import OPERATIONS as API_KEYS
 from sitetools.operations.registry import Operation
 from sitetools.quota.operations import OPERATIONS as QUOTA
+from sitetools.tools.operations import OPERATIONS as TOOLS
 
 __all__ = ["all_operations"]
 
 
 def all_operations() -> list[Operation]:
-    operations = [*ACCOUNT, *API_KEYS, *QUOTA]
+    operations = [*ACCOUNT, *API_KEYS, *QUOTA, *TOOLS]
     ids = [op.operation_id for op in operations]
     if len(ids) != len(set(ids)):
         raise ValueError("operationId declared twice")

@@ -14,6 +14,7 @@ from sitetools.operations.registry import TAGS, Operation
 __all__ = ["build_openapi"]
 
 _REF = "#/components/schemas/{model}"
+NO_NUL = "^[^\\x00]*$"
 
 _ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -63,6 +64,11 @@ def _parameters(
         prop = dict(prop)
         description = prop.pop("description", None)
         prop.pop("title", None)
+        if prop.get("type") == "string" and "pattern" not in prop:
+            prop["pattern"] = NO_NUL  # refused by parsing.py: PostgreSQL text cannot hold NUL
+        for option in prop.get("anyOf", []):
+            if option.get("type") == "string" and "pattern" not in option:
+                option["pattern"] = NO_NUL
         param: dict[str, Any] = {
             "name": name,
             "in": where,

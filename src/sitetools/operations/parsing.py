@@ -30,7 +30,25 @@ def issues_from(error: ValidationError, where: str) -> list[dict[str, str]]:
     return issues
 
 
+def _refuse_nul(data: Any, where: str) -> None:
+    """NUL characters are refused everywhere: PostgreSQL text cannot hold them."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, str) and "\x00" in value:
+                raise ServiceError(
+                    "invalid_request",
+                    issues=[
+                        {
+                            "path": f"/{where}{_pointer((key,))}",
+                            "message": "Must not contain NUL characters.",
+                        }
+                    ],
+                )
+
+
 def parse_model(model: type[M], data: Any, where: str) -> M:
+    if where in ("path", "query"):
+        _refuse_nul(data, where)
     try:
         return model.model_validate(data)
     except ValidationError as error:
@@ -39,8 +57,11 @@ def parse_model(model: type[M], data: Any, where: str) -> M:
 
 def parse_json_body(raw: bytes) -> Any:
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        data = json.loads(raw)
+        if b"\\u" in raw:  # an escaped lone surrogate is JSON but not text any database stores
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        return data
+    except (ValueError, UnicodeError):
         raise ServiceError(
             "invalid_request", issues=[{"path": "/body", "message": "The body is not valid JSON."}]
         ) from None

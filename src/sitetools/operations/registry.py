@@ -135,10 +135,8 @@ class Operation:
     def all_errors(self) -> tuple[str, ...]:
         """Every code this operation may answer, common ones included (spec: "Endpoints")."""
         codes = list(self.errors)
-        common = [c for c in COMMON_ERRORS if not (self.public and c in _AUTH_CODES)]
+        # A public operation still refuses a bad credential (401) or a missing permission (403).
+        common = list(COMMON_ERRORS)
         if self.body_model is not None:
             common.append("request_too_large")
         return tuple(dict.fromkeys([*common, *codes]))
-
-
-_AUTH_CODES = {"unauthorized", "reauthentication_required", "forbidden"}

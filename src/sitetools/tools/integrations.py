@@ -6,7 +6,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sitetools.core.errors import ServiceError
-from sitetools.integrations.models import Integration
+from sitetools.tools.models import Integration
 
 __all__ = ["require_visible_integration"]
 

@@ -1,1 +1,0 @@
-"""Integrations: one website each, grouping that site's tools."""

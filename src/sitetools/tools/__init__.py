@@ -1,0 +1,1 @@
+"""Tools and integrations: the catalog, tool packages and their versions."""

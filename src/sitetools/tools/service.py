@@ -1,0 +1,358 @@
+"""Rules of the catalog: importing packages, who sees which tool, search, the reference."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Select, false, or_, select, true
+
+from sitetools.auth.caller import Caller
+from sitetools.core.context import Ctx
+from sitetools.core.errors import ServiceError
+from sitetools.core.ids import new_id
+from sitetools.core.pagination import decode_offset, encode_offset
+from sitetools.tools.models import Integration, Tool, ToolVersion
+from sitetools.tools.package import IntegrationPackage, ToolPackage
+from sitetools.tools.schemas import (
+    ListToolsQuery,
+    LoginOut,
+    Notice,
+    SiteOut,
+    ToolOut,
+    ToolPage,
+)
+from sitetools.tools.search import search_text, stems
+from sitetools.tools.sites import parse_site
+
+__all__ = [
+    "POSSIBLE_MATCHES",
+    "ImportResult",
+    "get_tool",
+    "import_package",
+    "integration_tree",
+    "list_tools",
+    "schema_sample",
+    "tool_out",
+    "visible_integration",
+]
+
+POSSIBLE_MATCHES = 50  # spec: "Limits" - possible matches
+_OP_ID = re.compile(r"^op_([0-9a-fA-F-]{36})$")
+
+
+@dataclass
+class ImportResult:
+    integration_id: str
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+
+
+async def import_package(
+    ctx: Ctx, package: IntegrationPackage, *, account_id: str | None
+) -> ImportResult:
+    """Create or update an integration from a package: a new version per changed tool.
+
+    ``account_id`` None makes a public integration. Tools missing from the package are disabled.
+    """
+    now = ctx.now()
+    site = parse_site(package.site_url, "integration.toml/site/url")
+    owner = (
+        Integration.account_id.is_(None)
+        if account_id is None
+        else (Integration.account_id == account_id)
+    )
+    integration = await ctx.db.scalar(
+        select(Integration).where(Integration.key == package.key, owner)
+    )
+    if integration is None:
+        integration = Integration(
+            id=new_id("int"), account_id=account_id, key=package.key, created_at=now
+        )
+        ctx.db.add(integration)
+    integration.visibility = "public" if account_id is None else "private"
+    integration.name = package.name
+    integration.description = package.description
+    integration.site_url = package.site_url
+    integration.site_name = package.site_name
+    integration.domain = site.domain
+    integration.status = "active"
+    integration.mcp_hosted = package.mcp_hosted
+    integration.updated_at = now
+    await ctx.db.flush()
+    result = ImportResult(integration.id)
+    existing = {
+        tool.mcp_name: tool
+        for tool in await ctx.db.scalars(select(Tool).where(Tool.integration_id == integration.id))
+    }
+    for package_tool in package.tools:
+        tool = existing.pop(package_tool.mcp_name, None)
+        await _import_tool(ctx, integration, tool, package_tool, result)
+    for tool in existing.values():
+        if tool.enabled:
+            tool.enabled = False
+            tool.updated_at = now
+            result.disabled.append(tool.id)
+    await ctx.db.flush()
+    return result
+
+
+async def _import_tool(
+    ctx: Ctx,
+    integration: Integration,
+    tool: Tool | None,
+    package: ToolPackage,
+    result: ImportResult,
+) -> None:
+    now = ctx.now()
+    digest = package.digest
+    latest = None
+    if tool is not None and tool.version_id is not None:
+        latest = await ctx.db.get(ToolVersion, tool.version_id)
+    if tool is None:
+        tool = Tool(id=new_id("tool"), integration_id=integration.id, created_at=now)
+        ctx.db.add(tool)
+        result.created.append(tool.id)
+    elif latest is not None and latest.digest == digest and tool.enabled:
+        result.unchanged.append(tool.id)
+    else:
+        result.updated.append(tool.id)
+    site = parse_site(package.site_url or integration.site_url, "tool.toml/site/url")
+    tool.account_id = integration.account_id
+    tool.visibility = integration.visibility
+    tool.domain = site.domain
+    tool.name = package.name
+    tool.description = package.description
+    tool.mcp_name = package.mcp_name
+    tool.effect = package.effect
+    tool.login_fields = package.login_fields
+    tool.two_factor_methods = package.two_factor_methods
+    tool.input_schema = package.input_schema
+    tool.output_schema = package.output_schema
+    tool.search_text = search_text(package.name, package.description, package.mcp_name)
+    tool.enabled = True
+    tool.updated_at = now
+    await ctx.db.flush()
+    if latest is None or latest.digest != digest:
+        version = ToolVersion(
+            id=new_id("ver"),
+            tool_id=tool.id,
+            number=(latest.number + 1) if latest else 1,
+            digest=digest,
+            files=package.files,
+            manifest=package.manifest(),
+            created_at=now,
+        )
+        ctx.db.add(version)
+        await ctx.db.flush()
+        tool.version_id = version.id
+        await ctx.db.flush()
+
+
+async def integration_tree(
+    ctx: Ctx, integration_id: str
+) -> tuple[IntegrationPackage, dict[str, dict[str, str]]]:
+    """What ``sitetools tools export`` writes: the integration and each enabled tool's files."""
+    integration = await ctx.db.get(Integration, integration_id)
+    if integration is None:
+        raise ServiceError("not_found", resource="integration")
+    trees: dict[str, dict[str, str]] = {}
+    rows = await ctx.db.execute(
+        select(Tool, ToolVersion)
+        .join(ToolVersion, ToolVersion.id == Tool.version_id)
+        .where(Tool.integration_id == integration_id, Tool.enabled.is_(True))
+        .order_by(Tool.mcp_name)
+    )
+    for tool, version in rows.all():
+        trees[tool.mcp_name] = dict(version.files)
+    package = IntegrationPackage(
+        key=integration.key or integration.id,
+        name=integration.name,
+        description=integration.description,
+        site_url=integration.site_url,
+        site_name=integration.site_name,
+        mcp_hosted=integration.mcp_hosted,
+    )
+    return package, trees
+
+
+def tool_out(tool: Tool, integration: Integration) -> ToolOut:
+    login = None
+    if tool.login_fields is not None:
+        login = LoginOut(fields=tool.login_fields, two_factor_methods=tool.two_factor_methods or [])
+    return ToolOut(
+        id=tool.id,
+        name=tool.name,
+        description=tool.description,
+        integration_id=tool.integration_id,
+        site=SiteOut(url=integration.site_url, name=integration.site_name or integration.name),
+        effect=tool.effect,
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
+        login=login,
+        mcp_name=tool.mcp_name,
+    )
+
+
+def _visible(caller: Caller | None) -> Select[Tool, Integration]:
+    """Enabled tools of active integrations the caller may see (spec: "GET /v1/tools")."""
+    query = (
+        select(Tool, Integration)
+        .join(Integration, Integration.id == Tool.integration_id)
+        .where(Tool.enabled.is_(True), Integration.status == "active")
+    )
+    if caller is None:  # keyless: public, read-only, no login
+        return query.where(
+            Tool.visibility == "public", Tool.effect == "read", Tool.login_fields.is_(None)
+        )
+    if caller.integration_id is not None:
+        return query.where(Tool.integration_id == caller.integration_id)
+    return query.where(or_(Tool.visibility == "public", Tool.account_id == caller.account_id))
+
+
+def _score(tool: Tool, tokens: list[str]) -> tuple[int, int]:
+    """(how many query words matched, how well): name words count most, whole words more."""
+    names, _, rest = tool.search_text.partition("|")
+    matched = quality = 0
+    for token in tokens:
+        if f" {token} " in names:
+            quality += 4
+        elif f" {token}" in names:
+            quality += 3
+        elif f" {token} " in rest:
+            quality += 2
+        elif f" {token}" in rest:
+            quality += 1
+        else:
+            continue
+        matched += 1
+    return matched, quality
+
+
+async def list_tools(ctx: Ctx, caller: Caller | None, params: ListToolsQuery) -> ToolPage:
+    query = _visible(caller)
+    site = parse_site(params.site_url) if params.site_url else None
+    if site is not None:
+        query = query.where(Tool.domain == site.domain)
+    if params.integration_id is not None:
+        query = query.where(Tool.integration_id == params.integration_id)
+    offset = decode_offset(params.cursor) if params.cursor else 0
+    tokens = list(dict.fromkeys(stems(params.query or "")))
+    if params.query is not None and not tokens:  # no words to look for: nothing matches
+        query = query.where(false())
+    if tokens:
+        query = query.where(or_(*(Tool.search_text.like(f"% {t}%") for t in tokens)))
+        rows = list((await ctx.db.execute(query)).all())
+        scored = sorted(
+            rows,
+            key=lambda row: (*(-x for x in _score(row[0], tokens)), row[0].name, row[0].id),
+        )
+        window = scored[offset : offset + params.limit + 1]
+    else:
+        ordered = query.order_by(Tool.name, Tool.id).offset(offset).limit(params.limit + 1)
+        window = list((await ctx.db.execute(ordered)).all())
+    page, more = window[: params.limit], len(window) > params.limit
+    data = [tool_out(tool, integration) for tool, integration in page]
+    result = ToolPage(data=data, next_cursor=encode_offset(offset + params.limit) if more else None)
+    if tokens and site is not None and offset == 0:
+        shown = {tool.id for tool in data}
+        others = (
+            _visible(caller)
+            .where(Tool.domain == site.domain, Tool.id.not_in(shown) if shown else true())
+            .order_by(Tool.name, Tool.id)
+            .limit(POSSIBLE_MATCHES)
+        )
+        if params.integration_id is not None:
+            others = others.where(Tool.integration_id == params.integration_id)
+        result.possible_matches = [
+            tool_out(tool, integration)
+            for tool, integration in (await ctx.db.execute(others)).all()
+        ]
+    if caller is None:
+        result.notice = Notice(
+            code="sign_in_to_see_all_tools",
+            message="Without credentials only public tools that read and need no login are "
+            "listed. Sign up or sign in to see every tool.",
+            docs_url=f"{ctx.settings.base_url}/docs/keyless",
+        )
+    return result
+
+
+def _tool_id(value: str) -> str:
+    """``tool_<hex>``, or ``op_<uuid>`` spelling the same UUID (decisions: "IDs")."""
+    match = _OP_ID.match(value)
+    if match:
+        try:
+            return f"tool_{uuid.UUID(match.group(1)).hex}"
+        except ValueError:
+            return value
+    return value
+
+
+async def get_tool(ctx: Ctx, caller: Caller, tool_id: str) -> ToolOut:
+    found = (await ctx.db.execute(_visible(caller).where(Tool.id == _tool_id(tool_id)))).first()
+    if found is None:
+        raise ServiceError("not_found", resource="tool")
+    tool, integration = found
+    return tool_out(tool, integration)
+
+
+async def visible_integration(
+    ctx: Ctx, caller: Caller, integration_id: str
+) -> tuple[Integration, list[Tool]]:
+    """The integration (public or the caller's own; an integration key only its own) and its
+    enabled tools; anything else is 404 ``not_found``."""
+    integration = await ctx.db.get(Integration, integration_id)
+    if (
+        integration is None
+        or integration.status != "active"
+        or (integration.visibility != "public" and integration.account_id != caller.account_id)
+        or (caller.integration_id is not None and caller.integration_id != integration_id)
+    ):
+        raise ServiceError("not_found", resource="integration")
+    tools = list(
+        await ctx.db.scalars(
+            select(Tool)
+            .where(Tool.integration_id == integration_id, Tool.enabled.is_(True))
+            .order_by(Tool.mcp_name)
+        )
+    )
+    return integration, tools
+
+
+def schema_sample(schema: dict[str, Any]) -> Any:
+    """A value that fits ``schema`` (for sample calls): examples and defaults first."""
+    if schema.get("examples"):
+        return schema["examples"][0]
+    if "default" in schema:
+        return schema["default"]
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        required = schema.get("required", [])
+        props = schema.get("properties", {})
+        return {name: schema_sample(props.get(name, {})) for name in required}
+    if kind == "array":
+        minimum = schema.get("minItems", 0)
+        return [schema_sample(schema.get("items", {})) for _ in range(minimum)]
+    if kind == "integer":
+        return (
+            max(int(schema.get("minimum", 1)), 1) if "minimum" not in schema else schema["minimum"]
+        )
+    if kind == "number":
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return True
+    if kind == "string":
+        minimum = schema.get("minLength", 1)
+        return "x" * max(minimum, 1) if "pattern" not in schema else ""
+    return None
