@@ -46,6 +46,7 @@ bench: install
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q wrk; }
 	$(BIN)/python bench/run.py
+	cd bench && ../$(BIN)/python catalog.py
 
 clean:
 	rm -rf $(VENV) .sitetools .mypy_cache .ruff_cache

@@ -58,7 +58,9 @@ class Tool(Base):
     two_factor_methods: Mapped[list[str] | None] = mapped_column(JSONList())
     input_schema: Mapped[dict[str, Any]] = mapped_column(JSON)
     output_schema: Mapped[dict[str, Any]] = mapped_column(JSON)
-    # Lowercased words of the name, description and MCP name, stemmed: what search matches.
+    # Lowercased, stemmed words, space-delimited: of the name, and of the MCP name and
+    # description. Search ranks name words above the others.
+    search_name: Mapped[str] = mapped_column(Text, default="")
     search_text: Mapped[str] = mapped_column(Text)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     version_id: Mapped[str | None] = mapped_column(String(40))

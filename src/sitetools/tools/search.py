@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["search_text", "stems"]
+__all__ = ["search_words", "stems"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -25,7 +25,8 @@ def stems(text: str) -> list[str]:
     return [_stem(word) for word in _WORD.findall(text.lower().replace("_", " "))]
 
 
-def search_text(name: str, description: str, mcp_name: str) -> str:
-    """The stored search column: name words first, then the rest, space-delimited."""
-    words = dict.fromkeys([*stems(name), "|", *stems(mcp_name), *stems(description)])
-    return " " + " ".join(words) + " "
+def search_words(name: str, description: str, mcp_name: str) -> tuple[str, str]:
+    """The two stored search columns: the name's words, and the MCP name's and description's."""
+    names = dict.fromkeys(stems(name))
+    rest = dict.fromkeys(w for w in [*stems(mcp_name), *stems(description)] if w not in names)
+    return " " + " ".join(names) + " ", " " + " ".join(rest) + " "

@@ -7,11 +7,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Select, false, or_, select, true
+from sqlalchemy import case, false, or_, select, true
 
 from sitetools.auth.caller import Caller
 from sitetools.core.context import Ctx
 from sitetools.core.errors import ServiceError
+from sitetools.core.fastread import AnySelect
 from sitetools.core.ids import new_id
 from sitetools.core.pagination import decode_offset, encode_offset
 from sitetools.tools.models import Integration, Tool, ToolVersion
@@ -24,7 +25,7 @@ from sitetools.tools.schemas import (
     ToolOut,
     ToolPage,
 )
-from sitetools.tools.search import search_text, stems
+from sitetools.tools.search import search_words, stems
 from sitetools.tools.sites import parse_site
 
 __all__ = [
@@ -133,7 +134,9 @@ async def _import_tool(
     tool.two_factor_methods = package.two_factor_methods
     tool.input_schema = package.input_schema
     tool.output_schema = package.output_schema
-    tool.search_text = search_text(package.name, package.description, package.mcp_name)
+    tool.search_name, tool.search_text = search_words(
+        package.name, package.description, package.mcp_name
+    )
     tool.enabled = True
     tool.updated_at = now
     await ctx.db.flush()
@@ -198,10 +201,10 @@ def tool_out(tool: Tool, integration: Integration) -> ToolOut:
     )
 
 
-def _visible(caller: Caller | None) -> Select[Tool, Integration]:
+def _visible(caller: Caller | None, *columns: Any) -> AnySelect:
     """Enabled tools of active integrations the caller may see (spec: "GET /v1/tools")."""
     query = (
-        select(Tool, Integration)
+        select(*(columns or (Tool, Integration)))
         .join(Integration, Integration.id == Tool.integration_id)
         .where(Tool.enabled.is_(True), Integration.status == "active")
     )
@@ -214,47 +217,52 @@ def _visible(caller: Caller | None) -> Select[Tool, Integration]:
     return query.where(or_(Tool.visibility == "public", Tool.account_id == caller.account_id))
 
 
-def _score(tool: Tool, tokens: list[str]) -> tuple[int, int]:
-    """(how many query words matched, how well): name words count most, whole words more."""
-    names, _, rest = tool.search_text.partition("|")
-    matched = quality = 0
+def _ranking(tokens: list[str]) -> tuple[Any, Any, Any]:
+    """SQL for search: (a row matches, how many query words it matched, how well).
+
+    Whole words of the name count most (4), then word prefixes of the name (3), then whole words
+    (2) and prefixes (1) of the MCP name and description. Words are [a-z0-9] only (no escaping).
+    """
+    matched, quality, any_match = [], [], []
     for token in tokens:
-        if f" {token} " in names:
-            quality += 4
-        elif f" {token}" in names:
-            quality += 3
-        elif f" {token} " in rest:
-            quality += 2
-        elif f" {token}" in rest:
-            quality += 1
-        else:
-            continue
-        matched += 1
-    return matched, quality
+        in_name, in_rest = (
+            Tool.search_name.like(f"% {token}%"),
+            Tool.search_text.like(f"% {token}%"),
+        )
+        any_match += [in_name, in_rest]
+        matched.append(case((or_(in_name, in_rest), 1), else_=0))
+        quality.append(
+            case(
+                (Tool.search_name.like(f"% {token} %"), 4),
+                (in_name, 3),
+                (Tool.search_text.like(f"% {token} %"), 2),
+                (in_rest, 1),
+                else_=0,
+            )
+        )
+    return or_(*any_match), sum(matched[1:], matched[0]), sum(quality[1:], quality[0])
 
 
 async def list_tools(ctx: Ctx, caller: Caller | None, params: ListToolsQuery) -> ToolPage:
-    query = _visible(caller)
     site = parse_site(params.site_url) if params.site_url else None
-    if site is not None:
-        query = query.where(Tool.domain == site.domain)
-    if params.integration_id is not None:
-        query = query.where(Tool.integration_id == params.integration_id)
-    offset = decode_offset(params.cursor) if params.cursor else 0
     tokens = list(dict.fromkeys(stems(params.query or "")))
-    if params.query is not None and not tokens:  # no words to look for: nothing matches
-        query = query.where(false())
-    if tokens:
-        query = query.where(or_(*(Tool.search_text.like(f"% {t}%") for t in tokens)))
-        rows = list((await ctx.db.execute(query)).all())
-        scored = sorted(
-            rows,
-            key=lambda row: (*(-x for x in _score(row[0], tokens)), row[0].name, row[0].id),
-        )
-        window = scored[offset : offset + params.limit + 1]
-    else:
-        ordered = query.order_by(Tool.name, Tool.id).offset(offset).limit(params.limit + 1)
-        window = list((await ctx.db.execute(ordered)).all())
+
+    def narrowed(query: AnySelect) -> AnySelect:
+        if site is not None:
+            query = query.where(Tool.domain == site.domain)
+        if params.integration_id is not None:
+            query = query.where(Tool.integration_id == params.integration_id)
+        if params.query is not None and not tokens:  # no words to look for: nothing matches
+            query = query.where(false())
+        return query
+
+    offset = decode_offset(params.cursor) if params.cursor else 0
+    ordered = narrowed(_visible(caller))
+    if tokens:  # the database scans and ranks; only the page comes back
+        matches, matched, quality = _ranking(tokens)
+        ordered = ordered.where(matches).order_by(matched.desc(), quality.desc())
+    ordered = ordered.order_by(Tool.name, Tool.id).offset(offset).limit(params.limit + 1)
+    window = [(tool, integration) for tool, integration in (await ctx.db.execute(ordered)).all()]
     page, more = window[: params.limit], len(window) > params.limit
     data = [tool_out(tool, integration) for tool, integration in page]
     result = ToolPage(data=data, next_cursor=encode_offset(offset + params.limit) if more else None)

@@ -35,6 +35,7 @@ def upgrade() -> None:
         sa.Column("two_factor_methods", sitetools.core.db.JSONList(), nullable=True),
         sa.Column("input_schema", sa.JSON(), nullable=False),
         sa.Column("output_schema", sa.JSON(), nullable=False),
+        sa.Column("search_name", sa.Text(), nullable=False),
         sa.Column("search_text", sa.Text(), nullable=False),
         sa.Column("enabled", sa.Boolean(), nullable=False),
         sa.Column("version_id", sa.String(length=40), nullable=True),
