@@ -277,6 +277,11 @@ async def test_integration_key_may_change_only_its_connection(
         "A\u200db",
         "\nAda\n",
         "A\tb",
+        "\x85Ada",
+        "\x1cAda",
+        "\ufeffAda",
+        "\u3000Ada\u3000",
+        "Ada\u2028",
     ],
 )
 async def test_documented_pattern_agrees_with_the_validator(value: str) -> None:

@@ -147,8 +147,13 @@ def test_admin_commands_and_serve(cli_env: dict[str, str], tmp_path: Path) -> No
 def test_serve_demo_creates_the_owner_once_and_prints_a_sign_in_link(
     cli_env: dict[str, str],
 ) -> None:
-    port = free_port()
-    env = dict(cli_env, SITETOOLS_PORT=str(port), SITETOOLS_BASE_URL=f"http://127.0.0.1:{port}")
+    port, shop_port = free_port(), free_port()
+    env = dict(
+        cli_env,
+        SITETOOLS_PORT=str(port),
+        SITETOOLS_BASE_URL=f"http://127.0.0.1:{port}",
+        SITETOOLS_DEMO_SITE_PORT=str(shop_port),
+    )
     for _ in range(2):
         server = subprocess.Popen(
             [sys.executable, "-m", "sitetools.cli.main", "serve", "--demo"],
@@ -159,9 +164,21 @@ def test_serve_demo_creates_the_owner_once_and_prints_a_sign_in_link(
         )
         try:
             _wait_healthy(port)
+            deadline = time.monotonic() + 30
+            while True:  # the Demo Shop runs beside the service
+                try:
+                    products = httpx.get(f"http://127.0.0.1:{shop_port}/api/products")
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline, "demo site did not start"
+                    time.sleep(0.1)
+            assert products.json()["products"]
         finally:
             server.terminate()
             output, _ = server.communicate(timeout=20)
+        with pytest.raises(httpx.TransportError):  # stopped with the service
+            httpx.get(f"http://127.0.0.1:{shop_port}/api/products")
+        assert "alice" in output  # seed users and their TOTP secrets are printed
         assert f"http://127.0.0.1:{port}/dashboard/sign-in/link?token=" in output
         assert "demo@sitetools.local" in output
 

@@ -433,3 +433,38 @@ async def test_connect_key_at_the_limit_revokes_oldest_unused_connect_key(
         for k in (await client.get("/v1/api-keys?limit=100", headers=person.auth())).json()["data"]
     }
     assert listed[made.json()["id"]]["revoked_at"] is not None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "a",
+        "My key 2",
+        "\x85ab",
+        "ab\xa0",
+        "a\ufeff",
+        "\u2003x",
+        "x\u3000",
+        "a\x00b",
+        "a\nb",
+        "ok\u200bok",
+        "tab\there",
+        " lead",
+        "trail ",
+    ],
+)
+def test_documented_key_name_pattern_agrees_with_validation(value: str) -> None:
+    """The document's pattern (read as ECMA-262 by clients) and the server accept the same."""
+    import re
+
+    from pydantic import ValidationError
+
+    from sitetools.keys.schemas import KEY_NAME_PATTERN, CreateKeyIn
+
+    documented = re.fullmatch(KEY_NAME_PATTERN, value) is not None
+    try:
+        CreateKeyIn(name=value)
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert documented == accepted

@@ -9,6 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from sitetools.core.text import SPACE_CHARS, SPACE_CLASS
+
 __all__ = [
     "AccountFeatures",
     "AccountOut",
@@ -27,7 +29,7 @@ _BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\
 
 
 def _clean_name(value: str, *, required: bool) -> str:
-    value = value.strip()
+    value = value.strip(SPACE_CHARS)
     if any(unicodedata.category(ch) == "Cc" or ch in _BIDI for ch in value):
         raise ValueError("Must not contain control or text-direction characters.")
     if required and not value:
@@ -68,9 +70,9 @@ class AccountUserOut(BaseModel):
 # The same rules as a JSON Schema pattern, so the document says exactly what is accepted:
 # surrounding whitespace is trimmed, then 1 (or 0) to 100 characters without controls.
 _FORBIDDEN = r"\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_CORE = rf"[^\s{_FORBIDDEN}](?:[^{_FORBIDDEN}]{{0,98}}[^\s{_FORBIDDEN}])?"
-FIRST_NAME_PATTERN = rf"^\s*{_CORE}\s*$"
-LAST_NAME_PATTERN = rf"^\s*(?:{_CORE})?\s*$"
+_CORE = rf"[^{SPACE_CLASS}{_FORBIDDEN}](?:[^{_FORBIDDEN}]{{0,98}}[^{SPACE_CLASS}{_FORBIDDEN}])?"
+FIRST_NAME_PATTERN = rf"^[{SPACE_CLASS}]*{_CORE}[{SPACE_CLASS}]*$"
+LAST_NAME_PATTERN = rf"^[{SPACE_CLASS}]*(?:{_CORE})?[{SPACE_CLASS}]*$"
 
 
 class SetNameIn(BaseModel):

@@ -6,6 +6,8 @@ import asyncio
 import dataclasses
 import json
 import secrets
+import signal
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -122,6 +124,19 @@ def _ensure_demo_owner(settings: Settings) -> None:
     )
 
 
+def _die_with_parent() -> None:
+    """In a child process: the kernel sends it SIGTERM when the parent dies (Linux).
+
+    uvicorn ends the process by re-raising SIGTERM after its graceful shutdown, so cleanup in
+    ``finally`` never runs then; this keeps the demo site from outliving the service.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 @app.command()
 def serve(
     demo: Annotated[
@@ -132,23 +147,41 @@ def serve(
     settings = _settings()
     configure_logging(settings.log_level, settings.log_format)
     run_migrations(settings.resolved_database_url)
+    shop = None
     if demo:
         _ensure_demo_owner(settings)
+        # The demo website beside the service, stopped with it (its own process and port).
+        shop = subprocess.Popen(  # noqa: S603 - our own command, fixed arguments
+            [
+                sys.executable,
+                "-m",
+                "sitetools.cli.main",
+                "demo-site",
+                "--port",
+                str(settings.demo_site_port),
+            ],
+            preexec_fn=_die_with_parent,  # no threads exist yet, so preexec_fn is safe
+        )
     from sitetools.app import create_app
 
     # The async SQLite driver runs each statement on a helper thread, which must win the GIL
     # back from a busy event loop; at the default 5 ms switch interval every statement can wait
     # that long under load. 1 ms keeps that wait short at a small cost in context switches.
     sys.setswitchinterval(settings.gil_switch_interval_ms / 1000)
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        access_log=False,  # our own access line carries the request id
-        proxy_headers=True,
-        timeout_graceful_shutdown=10,
-    )
+    try:
+        uvicorn.run(
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            access_log=False,  # our own access line carries the request id
+            proxy_headers=True,
+            timeout_graceful_shutdown=10,
+        )
+    finally:
+        if shop is not None:
+            shop.terminate()
+            shop.wait(timeout=10)
 
 
 @admin.command("create-account")
@@ -254,6 +287,24 @@ def create_key(
         return created.model_dump(mode="json")
 
     _print(_in_transaction(_settings(), work))
+
+
+@app.command("demo-site")
+def demo_site(
+    port: Annotated[int, typer.Option(help="Port for the demo shop")] = 8766,
+    host: Annotated[str, typer.Option(help="Address to listen on")] = "127.0.0.1",
+) -> None:
+    """Serve "Demo Shop", the website the demo integration's tools work on."""
+    from sitetools.demo.site import create_demo_site
+
+    settings = _settings()
+    configure_logging(settings.log_level, settings.log_format)
+    site, store = create_demo_site(settings.data_dir / "demo-shop.db")
+    typer.echo(f"\n  Demo Shop on http://{host}:{port}\n  Seed users (password, TOTP secret):")
+    for user in store.seed():
+        typer.echo(f"    {user.username:<8} {user.password:<18} {user.totp_secret}")
+    typer.echo("")
+    uvicorn.run(site, host=host, port=port, log_config=None, access_log=False)
 
 
 @tools_cli.command("import")

@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     premium_monthly_integrations: int = 50
     quota_reservation_seconds: int = 900
 
+    demo_site_port: int = 8766
     keyless_enabled: bool = True
     webhooks_enabled: bool = True
     builds_enabled: bool = True

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sitetools.auth.permissions import KEY_PERMISSIONS
+from sitetools.core.text import SPACE_CLASS
 
 __all__ = [
     "ApiKeyOut",
@@ -70,12 +71,16 @@ class KeyPath(BaseModel):
     id: str
 
 
+# No leading or trailing space (core/text.py's set, plus U+0085), no NUL, no line break.
+KEY_NAME_PATTERN = rf"^[^{SPACE_CLASS}\x85\x00](?:[^\x00\n]*[^{SPACE_CLASS}\x85\x00])?$"
+
+
 class CreateKeyIn(BaseModel):
     """spec: "API keys" create body; no other fields."""
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=100, pattern=r"^[^\s\x00](?:[^\x00\n]*[^\s\x00])?$")
+    name: str = Field(min_length=1, max_length=100, pattern=KEY_NAME_PATTERN)
     permissions: list[KeyPermission] | None = Field(default=None, min_length=1, max_length=16)
     integration_id: str | None = Field(default=None, pattern=r"^int_[0-9a-f]{32}$")
     expires_in_days: int = Field(default=90, ge=1, le=365)
