@@ -214,3 +214,14 @@ async def test_lone_surrogates_are_refused_and_pairs_accepted(
     )
     assert paired.status_code == 201
     assert paired.json()["name"] == "mug \U0001f600"
+
+
+async def test_optional_body_empty_is_absent_but_whitespace_is_not_json(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    person = await new_person(app)
+    empty = await client.patch("/v1/account/preferences", content=b"", headers=person.auth())
+    assert empty.status_code == 200
+    blank = await client.patch("/v1/account/preferences", content=b"\t", headers=person.auth())
+    assert blank.status_code == 400
+    assert error_code(blank) == "invalid_request"

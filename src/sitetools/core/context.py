@@ -73,13 +73,16 @@ class Ctx:
     def now(self) -> datetime:
         return self.app.clock.now()
 
-    async def read(self, statement: AnySelect, params: dict[str, Any]) -> Sequence[Any]:
+    async def read(
+        self, statement: AnySelect, params: dict[str, Any], *, once: bool = False
+    ) -> Sequence[Any]:
         """Rows of a prebuilt Core select over committed data (not this unit's own writes).
 
         Rows unpack as tuples and name their columns as attributes. On SQLite the read runs on
         a read-only connection without thread hops; on PostgreSQL on this unit's connection.
+        ``once`` marks a statement built for this call (not kept prepared).
         """
         if self.app.reader is not None:
-            return self.app.reader.all(statement, params)
+            return self.app.reader.all(statement, params, once=once)
         rows: Sequence[Any] = (await self.db.execute(statement, params)).all()
         return rows

@@ -68,7 +68,7 @@ class CommittedReader:
             self._local.connection = connection
         return connection
 
-    def _prepare(self, statement: AnySelect) -> _Prepared:
+    def _prepare(self, statement: AnySelect, *, keep: bool = True) -> _Prepared:
         compiled = statement.compile(dialect=self._dialect)
         names = tuple(compiled.positiontup or ())
         dialect = self._dialect
@@ -83,15 +83,21 @@ class CommittedReader:
         keys = [str(getattr(column, "key", None) or f"c{i}") for i, column in enumerate(columns)]
         row = namedtuple("Row", keys, rename=True)  # type: ignore[misc]
         prepared = _Prepared(statement, compiled, str(compiled), names, binds, results, row)
-        with self._lock:
-            self._prepared[id(statement)] = prepared
+        if keep:
+            with self._lock:
+                self._prepared[id(statement)] = prepared
         return prepared
 
-    def all(self, statement: AnySelect, params: dict[str, Any]) -> Sequence[Any]:
-        """Every row, as named tuples whose values have their column types' Python types."""
-        prepared = self._prepared.get(id(statement))
+    def all(
+        self, statement: AnySelect, params: dict[str, Any], *, once: bool = False
+    ) -> Sequence[Any]:
+        """Every row, as named tuples whose values have their column types' Python types.
+
+        ``once``: a statement built for this call only (compiled, used, not kept).
+        """
+        prepared = None if once else self._prepared.get(id(statement))
         if prepared is None or prepared.statement is not statement:
-            prepared = self._prepare(statement)
+            prepared = self._prepare(statement, keep=not once)
         # construct_params fills in the values of bind parameters SQLAlchemy itself added.
         given = prepared.compiled.construct_params(params) or {}
         values = [

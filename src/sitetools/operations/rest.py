@@ -88,7 +88,7 @@ def _endpoint(
             body = None
             if operation.body_model is not None:
                 raw = await request.body()
-                if raw.strip():
+                if raw:  # only an empty body is "no body"; whitespace is not JSON
                     body = parse_model(operation.body_model, parse_json_body(raw), "body")
                 elif operation.body_required:
                     raise ServiceError(

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import case, false, or_, select, true
+from sqlalchemy import case, false, or_, select, text
 
 from sitetools.auth.caller import Caller
 from sitetools.core.context import Ctx
@@ -201,6 +201,42 @@ def tool_out(tool: Tool, integration: Integration) -> ToolOut:
     )
 
 
+# What a catalog answer needs, as plain columns (no ORM objects to build per row).
+_LIST_COLUMNS = (
+    Tool.id,
+    Tool.name,
+    Tool.description,
+    Tool.integration_id,
+    Tool.effect,
+    Tool.input_schema,
+    Tool.output_schema,
+    Tool.login_fields,
+    Tool.two_factor_methods,
+    Tool.mcp_name,
+    Integration.site_url,
+    Integration.site_name,
+    Integration.name.label("integration_name"),
+)
+
+
+def _row_out(row: Any) -> ToolOut:
+    login = None
+    if row.login_fields is not None:
+        login = LoginOut(fields=row.login_fields, two_factor_methods=row.two_factor_methods or [])
+    return ToolOut(
+        id=row.id,
+        name=row.name,
+        description=row.description,
+        integration_id=row.integration_id,
+        site=SiteOut(url=row.site_url, name=row.site_name or row.integration_name),
+        effect=row.effect,
+        input_schema=row.input_schema,
+        output_schema=row.output_schema,
+        login=login,
+        mcp_name=row.mcp_name,
+    )
+
+
 def _visible(caller: Caller | None, *columns: Any) -> AnySelect:
     """Enabled tools of active integrations the caller may see (spec: "GET /v1/tools")."""
     query = (
@@ -256,30 +292,41 @@ async def list_tools(ctx: Ctx, caller: Caller | None, params: ListToolsQuery) ->
             query = query.where(false())
         return query
 
+    def narrowed_site(query: AnySelect) -> AnySelect:
+        """The site (and integration) only: the other tools that may cover the task."""
+        assert site is not None
+        query = query.where(Tool.domain == site.domain)
+        if params.integration_id is not None:
+            query = query.where(Tool.integration_id == params.integration_id)
+        return query
+
     offset = decode_offset(params.cursor) if params.cursor else 0
-    ordered = narrowed(_visible(caller))
-    if tokens:  # the database scans and ranks; only the page comes back
+    ordered = narrowed(_visible(caller, *_LIST_COLUMNS))
+    if tokens:  # the database finds and ranks; only the page comes back
         matches, matched, quality = _ranking(tokens)
+        if ctx.app.reader is not None:
+            # SQLite: candidates from the FTS5 index (migration 0003), not a scan of every row.
+            fts = " OR ".join(f'"{token}"*' for token in tokens)
+            ordered = ordered.where(
+                text(
+                    "tools.rowid IN (SELECT rowid FROM tools_fts WHERE tools_fts MATCH :fts)"
+                ).bindparams(fts=fts)
+            )
         ordered = ordered.where(matches).order_by(matched.desc(), quality.desc())
     ordered = ordered.order_by(Tool.name, Tool.id).offset(offset).limit(params.limit + 1)
-    window = [(tool, integration) for tool, integration in (await ctx.db.execute(ordered)).all()]
+    window = await ctx.read(ordered, {}, once=True)
     page, more = window[: params.limit], len(window) > params.limit
-    data = [tool_out(tool, integration) for tool, integration in page]
+    data = [_row_out(row) for row in page]
     result = ToolPage(data=data, next_cursor=encode_offset(offset + params.limit) if more else None)
     if tokens and site is not None and offset == 0:
         shown = {tool.id for tool in data}
         others = (
-            _visible(caller)
-            .where(Tool.domain == site.domain, Tool.id.not_in(shown) if shown else true())
+            narrowed_site(_visible(caller, *_LIST_COLUMNS))
             .order_by(Tool.name, Tool.id)
-            .limit(POSSIBLE_MATCHES)
+            .limit(POSSIBLE_MATCHES + len(shown))
         )
-        if params.integration_id is not None:
-            others = others.where(Tool.integration_id == params.integration_id)
-        result.possible_matches = [
-            tool_out(tool, integration)
-            for tool, integration in (await ctx.db.execute(others)).all()
-        ]
+        rows = [row for row in await ctx.read(others, {}, once=True) if row.id not in shown]
+        result.possible_matches = [_row_out(row) for row in rows[:POSSIBLE_MATCHES]]
     if caller is None:
         result.notice = Notice(
             code="sign_in_to_see_all_tools",
