@@ -220,15 +220,19 @@ _LIST_COLUMNS = (
 
 
 def _row_out(row: Any) -> ToolOut:
+    """A catalog entry from stored values (checked when imported): built without validating
+    again, which would walk every JSON schema of every tool on every answer."""
     login = None
     if row.login_fields is not None:
-        login = LoginOut(fields=row.login_fields, two_factor_methods=row.two_factor_methods or [])
-    return ToolOut(
+        login = LoginOut.model_construct(
+            fields=row.login_fields, two_factor_methods=row.two_factor_methods or []
+        )
+    return ToolOut.model_construct(
         id=row.id,
         name=row.name,
         description=row.description,
         integration_id=row.integration_id,
-        site=SiteOut(url=row.site_url, name=row.site_name or row.integration_name),
+        site=SiteOut.model_construct(url=row.site_url, name=row.site_name or row.integration_name),
         effect=row.effect,
         input_schema=row.input_schema,
         output_schema=row.output_schema,
