@@ -225,3 +225,12 @@ async def test_optional_body_empty_is_absent_but_whitespace_is_not_json(
     blank = await client.patch("/v1/account/preferences", content=b"\t", headers=person.auth())
     assert blank.status_code == 400
     assert error_code(blank) == "invalid_request"
+
+
+async def test_a_repeated_query_parameter_is_refused(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    person = await new_person(app)
+    response = await client.get("/v1/api-keys?limit=5&limit=6", headers=person.auth())
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["issues"][0]["path"] == "/query/limit"

@@ -49,6 +49,19 @@ def authorize(operation: Operation, caller: Caller) -> None:
         caller.require(operation.key_permission)
 
 
+def _single_values(request: Request) -> dict[str, str]:
+    """Query parameters, each given once: a repeated one is refused, never silently dropped."""
+    values: dict[str, str] = {}
+    for name, value in request.query_params.multi_items():
+        if name in values:
+            raise ServiceError(
+                "invalid_request",
+                issues=[{"path": f"/query/{name}", "message": "Give this parameter once."}],
+            )
+        values[name] = value
+    return values
+
+
 def _render(operation: Operation, result: BaseModel | Reply | None) -> Response:
     if isinstance(result, Reply):
         status, body, headers = result.status, result.body, dict(result.headers)
@@ -81,7 +94,7 @@ def _endpoint(
                 else None
             )
             query = (
-                parse_model(operation.query_model, dict(request.query_params), "query")
+                parse_model(operation.query_model, _single_values(request), "query")
                 if operation.query_model
                 else None
             )
