@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
+from playwright.async_api import Browser, async_playwright
 
 from sitetools.accounts import service as accounts
 from sitetools.accounts import sessions
@@ -132,3 +136,26 @@ async def new_integration(app: FastAPI, *, account_id: str | None = None) -> str
         ctx.db.add(integration)
         await ctx.db.commit()
     return integration.id
+
+
+CHROMIUM = os.environ.get("SITETOOLS_CHROMIUM", "/usr/lib/chromium/chromium")
+# Debian's Chromium as root, headless, without the background traffic this closed network refuses.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Browser]:
+    """A headless Chromium for one test, closed afterwards."""
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()

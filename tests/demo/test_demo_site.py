@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -13,14 +12,12 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from playwright.async_api import async_playwright
 
 from sitetools.demo.site import create_demo_site
 from sitetools.demo.store import SeedUser
 from sitetools.demo.totp import totp, verify_totp
 from tests.conftest import free_port
-
-CHROMIUM = os.environ.get("SITETOOLS_CHROMIUM", "/usr/lib/chromium/chromium")
+from tests.support import chromium
 
 
 class Shop:
@@ -90,25 +87,11 @@ def test_deals_are_rendered_only_by_javascript(shop: Shop) -> None:
 
 
 async def test_deals_page_in_a_real_browser(shop: Shop) -> None:
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-                "--disable-sync",
-            ],
-        )
-        try:
-            page = await browser.new_page()
-            await page.goto(f"{shop.url}/deals")
-            await page.wait_for_selector("#products li.product")
-            names = await page.locator("#products li.product").all_text_contents()
-        finally:
-            await browser.close()
+    async with chromium() as browser:
+        page = await browser.new_page()
+        await page.goto(f"{shop.url}/deals")
+        await page.wait_for_selector("#products li.product")
+        names = await page.locator("#products li.product").all_text_contents()
     assert any("Coffee beans" in name for name in names)
     assert not any("Blue ceramic mug" in name for name in names)  # not a deal
 
