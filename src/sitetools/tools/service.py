@@ -15,6 +15,7 @@ from sitetools.core.errors import ServiceError
 from sitetools.core.fastread import AnySelect
 from sitetools.core.ids import new_id
 from sitetools.core.pagination import decode_offset, encode_offset
+from sitetools.tools.integrations import require_visible_integration
 from sitetools.tools.models import Integration, Tool, ToolVersion
 from sitetools.tools.package import IntegrationPackage, ToolPackage
 from sitetools.tools.schemas import (
@@ -36,7 +37,6 @@ __all__ = [
     "integration_tree",
     "list_tools",
     "schema_sample",
-    "tool_out",
     "visible_integration",
 ]
 
@@ -181,24 +181,6 @@ async def integration_tree(
         mcp_hosted=integration.mcp_hosted,
     )
     return package, trees
-
-
-def tool_out(tool: Tool, integration: Integration) -> ToolOut:
-    login = None
-    if tool.login_fields is not None:
-        login = LoginOut(fields=tool.login_fields, two_factor_methods=tool.two_factor_methods or [])
-    return ToolOut(
-        id=tool.id,
-        name=tool.name,
-        description=tool.description,
-        integration_id=tool.integration_id,
-        site=SiteOut(url=integration.site_url, name=integration.site_name or integration.name),
-        effect=tool.effect,
-        input_schema=tool.input_schema,
-        output_schema=tool.output_schema,
-        login=login,
-        mcp_name=tool.mcp_name,
-    )
 
 
 # What a catalog answer needs, as plain columns (no ORM objects to build per row).
@@ -353,11 +335,11 @@ def _tool_id(value: str) -> str:
 
 
 async def get_tool(ctx: Ctx, caller: Caller, tool_id: str) -> ToolOut:
-    found = (await ctx.db.execute(_visible(caller).where(Tool.id == _tool_id(tool_id)))).first()
+    query = _visible(caller, *_LIST_COLUMNS).where(Tool.id == _tool_id(tool_id))
+    found = (await ctx.db.execute(query)).first()
     if found is None:
         raise ServiceError("not_found", resource="tool")
-    tool, integration = found
-    return tool_out(tool, integration)
+    return _row_out(found)
 
 
 async def visible_integration(
@@ -365,14 +347,9 @@ async def visible_integration(
 ) -> tuple[Integration, list[Tool]]:
     """The integration (public or the caller's own; an integration key only its own) and its
     enabled tools; anything else is 404 ``not_found``."""
-    integration = await ctx.db.get(Integration, integration_id)
-    if (
-        integration is None
-        or integration.status != "active"
-        or (integration.visibility != "public" and integration.account_id != caller.account_id)
-        or (caller.integration_id is not None and caller.integration_id != integration_id)
-    ):
+    if caller.integration_id is not None and caller.integration_id != integration_id:
         raise ServiceError("not_found", resource="integration")
+    integration = await require_visible_integration(ctx.db, caller.account_id, integration_id)
     tools = list(
         await ctx.db.scalars(
             select(Tool)
