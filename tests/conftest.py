@@ -120,11 +120,11 @@ def free_port() -> int:
 class LiveServer:
     """uvicorn serving its own app instance over the same database, in a thread."""
 
-    def __init__(self, settings: Settings, clock: MovableClock) -> None:
+    def __init__(self, settings: Settings, clock: MovableClock, *, worker: bool = False) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         settings = settings.model_copy(update={"base_url": self.url, "port": self.port})
-        self.app = create_app(settings, clock=clock)
+        self.app = create_app(settings, clock=clock, worker=worker)
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

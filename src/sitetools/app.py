@@ -21,11 +21,15 @@ from sitetools.operations.catalog import all_operations
 from sitetools.operations.http import HttpMiddleware, install_handlers
 from sitetools.operations.openapi import build_openapi
 from sitetools.operations.rest import mount_operations
+from sitetools.worker.loop import Worker
 
 __all__ = ["create_app"]
 
 
-def create_app(settings: Settings | None = None, *, clock: Clock | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, clock: Clock | None = None, worker: bool = False
+) -> FastAPI:
+    """The service; ``worker`` also runs the job worker inside this process (embedded)."""
     settings = settings or Settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = create_engine(settings.resolved_database_url, settings.db_pool_size)
@@ -48,7 +52,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        embedded = Worker(services, db_sessions, engine) if worker else None
+        if embedded is not None:
+            embedded.start()
         yield
+        if embedded is not None:
+            await embedded.stop()
         await engine.dispose()
         if reader is not None:
             reader.close()

@@ -10,6 +10,7 @@ from sitetools.accounts.models import (
 )
 from sitetools.core.db import Base
 from sitetools.core.nonces import SpentNonce
+from sitetools.jobs.models import InputRequest, Job
 from sitetools.keys.models import ApiKey
 from sitetools.quota.models import QuotaCounter, QuotaReservation
 from sitetools.tools.models import Integration, Tool, ToolVersion
@@ -20,7 +21,9 @@ __all__ = [
     "Base",
     "ConnectionPreference",
     "DashboardSession",
+    "InputRequest",
     "Integration",
+    "Job",
     "Membership",
     "QuotaCounter",
     "QuotaReservation",

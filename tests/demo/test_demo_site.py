@@ -3,46 +3,23 @@
 from __future__ import annotations
 
 import re
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
-from sitetools.demo.site import create_demo_site
 from sitetools.demo.store import SeedUser
 from sitetools.demo.totp import totp, verify_totp
-from tests.conftest import free_port
+from tests.shop import Shop, running_shop
 from tests.support import chromium
-
-
-class Shop:
-    def __init__(self, folder: Path) -> None:
-        self.app, self.store = create_demo_site(folder / "shop.db")
-        self.users = {u.username: u for u in self.store.seed()}
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(
-            uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None)
-        )
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shop]:
-    site = Shop(tmp_path_factory.mktemp("shop"))
-    site.thread.start()
-    deadline = time.monotonic() + 20
-    while not site.server.started:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    yield site
-    site.server.should_exit = True
-    site.thread.join(timeout=10)
+    with running_shop(tmp_path_factory.mktemp("shop")) as site:
+        yield site
 
 
 @contextmanager

@@ -32,6 +32,7 @@ __all__ = [
     "load_account",
     "lock_membership",
     "normalize_email",
+    "question_delivery_for",
     "set_name",
     "update_preferences",
 ]
@@ -275,3 +276,14 @@ async def update_preferences(ctx: Ctx, caller: Caller, data: PreferencesIn) -> P
             override.question_delivery = wanted
     await ctx.db.flush()
     return await get_preferences(ctx, caller)
+
+
+async def question_delivery_for(ctx: Ctx, caller: Caller) -> str:
+    """spec: "AccountPreferences" - the connection's setting wins over the account default."""
+    if _connection_kind(caller) is not None:
+        override = await ctx.db.get(ConnectionPreference, (caller.membership_id, caller.client_id))
+        if override is not None and override.question_delivery is not None:
+            return override.question_delivery
+    account = await ctx.db.get(Account, caller.account_id)
+    assert account is not None
+    return account.question_delivery

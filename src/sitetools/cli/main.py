@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 import uvicorn
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from sitetools.accounts import service as accounts
 from sitetools.accounts import sessions
@@ -51,21 +52,28 @@ def _settings() -> Settings:
     return settings
 
 
+def _services(
+    settings: Settings, pool_size: int | None = None
+) -> tuple[AppServices, AsyncEngine, async_sessionmaker[AsyncSession]]:
+    engine = create_engine(settings.resolved_database_url, pool_size or settings.db_pool_size)
+    services = AppServices(
+        settings=settings,
+        clock=SystemClock(),
+        keyring=Keyring(load_or_create_master_key(settings.resolved_master_key_file)),
+        passwords=PasswordHashing(
+            settings.password_hash_time_cost, settings.password_hash_memory_kib
+        ),
+    )
+    return services, engine, session_factory(engine)
+
+
 def _in_transaction(settings: Settings, work: Callable[[Ctx], Awaitable[T]]) -> T:
     """Run ``work`` in one committed transaction against the configured database."""
 
     async def main() -> T:
-        engine = create_engine(settings.resolved_database_url, 2)
-        services = AppServices(
-            settings=settings,
-            clock=SystemClock(),
-            keyring=Keyring(load_or_create_master_key(settings.resolved_master_key_file)),
-            passwords=PasswordHashing(
-                settings.password_hash_time_cost, settings.password_hash_memory_kib
-            ),
-        )
+        services, engine, db_sessions = _services(settings, pool_size=2)
         try:
-            async with session_factory(engine)() as db:
+            async with db_sessions() as db:
                 result = await work(Ctx(db, services))
                 await db.commit()
                 return result
@@ -124,6 +132,34 @@ def _ensure_demo_owner(settings: Settings) -> None:
     )
 
 
+DEMO_INTEGRATION = Path(__file__).resolve().parents[3] / "examples/integrations/demo-shop"
+
+
+def _demo_settings(settings: Settings) -> Settings:
+    """The Demo Shop listens on loopback: admit it by name (``SITETOOLS_EGRESS_ALLOW``)."""
+    entry = f"127.0.0.1:{settings.demo_site_port}"
+    allowed = [e for e in settings.egress_allow.split(",") if e.strip()]
+    if entry not in allowed:
+        allowed.append(entry)
+    return settings.model_copy(update={"egress_allow": ",".join(allowed)})
+
+
+def _import_demo_integration(settings: Settings) -> None:
+    """Import ``examples/integrations/demo-shop`` as public, pointed at the demo port."""
+    if not DEMO_INTEGRATION.is_dir():
+        typer.echo(f"  (no demo integration at {DEMO_INTEGRATION}; skipped)")
+        return
+    package = load_integration(DEMO_INTEGRATION)
+    site = f"http://127.0.0.1:{settings.demo_site_port}"
+    package = dataclasses.replace(package, site_url=site)
+
+    async def work(ctx: Ctx) -> Any:
+        return await catalog.import_package(ctx, package, account_id=None)
+
+    result = _in_transaction(settings, work)
+    typer.echo(f"  Demo integration {result.integration_id} ({site}), public")
+
+
 def _die_with_parent() -> None:
     """In a child process: the kernel sends it SIGTERM when the parent dies (Linux).
 
@@ -140,15 +176,24 @@ def _die_with_parent() -> None:
 @app.command()
 def serve(
     demo: Annotated[
-        bool, typer.Option(help="Create the demo owner and print a sign-in link.")
+        bool,
+        typer.Option(
+            help="Start the Demo Shop beside the service, import its integration as public, "
+            "create the demo owner and print a sign-in link."
+        ),
+    ] = False,
+    no_worker: Annotated[
+        bool, typer.Option("--no-worker", help="Run no job worker in this process.")
     ] = False,
 ) -> None:
-    """Migrate, then serve the API, MCP and Dashboard."""
+    """Migrate, then serve the API, MCP and Dashboard (with an embedded job worker)."""
     settings = _settings()
     configure_logging(settings.log_level, settings.log_format)
     run_migrations(settings.resolved_database_url)
     shop = None
     if demo:
+        settings = _demo_settings(settings)
+        _import_demo_integration(settings)
         _ensure_demo_owner(settings)
         # The demo website beside the service, stopped with it (its own process and port).
         shop = subprocess.Popen(  # noqa: S603 - our own command, fixed arguments
@@ -170,7 +215,7 @@ def serve(
     sys.setswitchinterval(settings.gil_switch_interval_ms / 1000)
     try:
         uvicorn.run(
-            create_app(settings),
+            create_app(settings, worker=not no_worker),
             host=settings.host,
             port=settings.port,
             log_config=None,
@@ -182,6 +227,34 @@ def serve(
         if shop is not None:
             shop.terminate()
             shop.wait(timeout=10)
+
+
+@app.command()
+def worker(
+    concurrency: Annotated[
+        int | None, typer.Option(help="Runs at once (default SITETOOLS_WORKER_CONCURRENCY).")
+    ] = None,
+) -> None:
+    """Run a job worker (scale-out with PostgreSQL: any number of these processes)."""
+    settings = _settings()
+    configure_logging(settings.log_level, settings.log_format)
+    run_migrations(settings.resolved_database_url)
+    asyncio.run(_run_worker(settings, concurrency))
+
+
+async def _run_worker(settings: Settings, concurrency: int | None) -> None:
+    from sitetools.worker.loop import Worker
+
+    services, engine, sessions = _services(settings)
+    loop_worker = Worker(services, sessions, engine, concurrency=concurrency)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    loop_worker.start()
+    await stop.wait()
+    await loop_worker.stop()
+    await engine.dispose()
 
 
 @admin.command("create-account")

@@ -59,6 +59,16 @@ class Settings(BaseSettings):
     builds_enabled: bool = True
     sms_numbers_enabled: bool = False
 
+    # Jobs and the tool runtime (issue 5).
+    worker_concurrency: int = Field(default=4, ge=1, le=256)
+    job_lease_seconds: int = Field(default=30, ge=5)
+    chromium: str = "/usr/lib/chromium/chromium"
+    # Comma-separated host:port or CIDR entries tools may reach although not public.
+    egress_allow: str = ""
+    runtime_memory_mb: int = Field(default=2048, ge=64)
+    runtime_max_processes: int = Field(default=64, ge=2)
+    runtime_open_files: int = Field(default=1024, ge=64)
+
     @field_validator("base_url")
     @classmethod
     def _strip_trailing_slash(cls, value: str) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +13,7 @@ from sitetools.core.clock import Clock
 from sitetools.core.config import Settings
 from sitetools.core.crypto import Keyring, PasswordHashing
 from sitetools.core.fastread import AnySelect, CommittedReader
+from sitetools.core.signals import Signals
 
 __all__ = ["AppServices", "Ctx"]
 
@@ -27,6 +28,8 @@ class AppServices:
     passwords: PasswordHashing
     # Set on SQLite: hot-path reads without the async driver's thread hop.
     reader: CommittedReader | None = None
+    # Wake-ups between requests, the worker and waiters in this process.
+    signals: Signals = field(default_factory=Signals)
 
 
 class Ctx:
@@ -36,7 +39,7 @@ class Ctx:
     request that never touches the database (its reads served by ``app.reader``) pays nothing.
     """
 
-    __slots__ = ("_db", "_sessions", "app")
+    __slots__ = ("_after_commit", "_db", "_sessions", "app")
 
     def __init__(
         self,
@@ -49,6 +52,7 @@ class Ctx:
         self._db = db
         self._sessions = sessions
         self.app = app
+        self._after_commit: list[Callable[[], None]] = []
 
     @property
     def db(self) -> AsyncSession:
@@ -61,6 +65,23 @@ class Ctx:
     def opened(self) -> bool:
         """Whether a database session was opened."""
         return self._db is not None
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once this unit commits (wake-ups must not precede the data)."""
+        self._after_commit.append(callback)
+
+    async def commit(self) -> None:
+        """Commit this unit (the caller of the services owns it) and run its after-commit work."""
+        if self._db is not None:
+            await self._db.commit()
+        callbacks, self._after_commit = self._after_commit, []
+        for callback in callbacks:
+            callback()
+
+    async def rollback(self) -> None:
+        self._after_commit.clear()
+        if self._db is not None:
+            await self._db.rollback()
 
     @property
     def settings(self) -> Settings:

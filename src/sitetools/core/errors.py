@@ -152,7 +152,13 @@ CATALOGUE: dict[str, ErrorSpec] = {
 
 
 class ServiceError(Exception):
-    """A rule refused the request. ``code`` must be in the catalogue."""
+    """A rule refused the request. ``code`` must be in the catalogue.
+
+    ``commit_changes`` marks a refusal that records something (a declined question): the
+    surface commits the unit of work before rendering the error instead of rolling it back.
+    """
+
+    commit_changes = False
 
     def __init__(self, code: str, message: str | None = None, **details: Any) -> None:
         if code not in CATALOGUE:

@@ -21,6 +21,7 @@ from sitetools.auth.resolve import resolve_caller
 from sitetools.core.context import AppServices, Ctx
 from sitetools.core.errors import CATALOGUE, ServiceError
 from sitetools.dashboard import csrf
+from sitetools.dashboard.jobs import job_routes
 from sitetools.operations.rest import SESSION_COOKIE
 
 __all__ = ["mount_dashboard"]
@@ -200,4 +201,5 @@ def mount_dashboard(
         return render(request, "errors.html", codes=sorted(CATALOGUE.items()), user=None)
 
     app.include_router(router)
+    app.include_router(job_routes(services, db_sessions, templates))
     app.mount("/dashboard/static", StaticFiles(directory=str(_HERE / "static")), name="static")

@@ -25,6 +25,7 @@ from sitetools.core.errors import ServiceError
 from sitetools.core.ids import new_id
 from sitetools.core.nonces import spend_nonce
 from sitetools.core.pagination import decode_cursor, encode_cursor
+from sitetools.jobs import service as jobs
 from sitetools.keys.models import ApiKey
 from sitetools.keys.schemas import (
     ApiKeyOut,
@@ -317,6 +318,8 @@ async def revoke_key(ctx: Ctx, caller: Caller, key_id: str) -> None:
     if key.revoked_at is None:
         key.revoked_at = ctx.now()
         await ctx.db.flush()
+        # spec: "API key lifecycle" - revoke: jobs it started stop.
+        await jobs.stop_jobs_of_client(ctx, key.id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sitetools.accounts.operations import OPERATIONS as ACCOUNT
+from sitetools.jobs.operations import OPERATIONS as JOBS
 from sitetools.keys.operations import OPERATIONS as API_KEYS
 from sitetools.operations.registry import Operation
 from sitetools.quota.operations import OPERATIONS as QUOTA
@@ -12,7 +13,7 @@ __all__ = ["all_operations"]
 
 
 def all_operations() -> list[Operation]:
-    operations = [*ACCOUNT, *API_KEYS, *QUOTA, *TOOLS]
+    operations = [*ACCOUNT, *API_KEYS, *QUOTA, *TOOLS, *JOBS]
     ids = [op.operation_id for op in operations]
     if len(ids) != len(set(ids)):
         raise ValueError("operationId declared twice")

@@ -109,11 +109,12 @@ def _endpoint(
                         issues=[{"path": "/body", "message": "A JSON body is required."}],
                     )
             result = await operation.handler(OpRequest(ctx, caller, path, query, body, request))
-            if ctx.opened:
-                await ctx.db.commit()
+            await ctx.commit()
+        except ServiceError as error:
+            await (ctx.commit() if error.commit_changes else ctx.rollback())
+            raise
         except BaseException:
-            if ctx.opened:
-                await ctx.db.rollback()
+            await ctx.rollback()
             raise
         finally:
             if ctx.opened:

@@ -32,11 +32,16 @@ from sitetools.tools.sites import parse_site
 __all__ = [
     "POSSIBLE_MATCHES",
     "ImportResult",
+    "RunnableTool",
+    "ToolCode",
     "get_tool",
     "import_package",
     "integration_tree",
     "list_tools",
+    "runnable_tool",
     "schema_sample",
+    "tool_code",
+    "tool_login_fields",
     "visible_integration",
 ]
 
@@ -392,3 +397,75 @@ def schema_sample(schema: dict[str, Any]) -> Any:
         minimum = schema.get("minLength", 1)
         return "x" * max(minimum, 1) if "pattern" not in schema else ""
     return None
+
+
+@dataclass(frozen=True)
+class RunnableTool:
+    """What starting a run needs to know about a tool (its published version)."""
+
+    id: str
+    name: str
+    effect: str
+    integration_id: str
+    site_url: str
+    site_name: str
+    version_id: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    login_fields: list[str] | None
+    two_factor_methods: list[str] | None
+    budget_seconds: int
+
+
+async def runnable_tool(ctx: Ctx, caller: Caller | None, tool_id: str) -> RunnableTool:
+    """A tool the caller may see and run, or 404 ``not_found`` (the catalog's one rule)."""
+    query = _visible(caller, Tool, Integration).where(Tool.id == _tool_id(tool_id))
+    found = (await ctx.db.execute(query)).first()
+    if found is None:
+        raise ServiceError("not_found", resource="tool")
+    tool, integration = found
+    version = await ctx.db.get(ToolVersion, tool.version_id) if tool.version_id else None
+    if version is None:
+        raise ServiceError("not_found", resource="tool")
+    manifest = version.manifest
+    return RunnableTool(
+        id=tool.id,
+        name=tool.name,
+        effect=tool.effect,
+        integration_id=integration.id,
+        site_url=manifest.get("site_url") or integration.site_url,
+        site_name=integration.site_name or integration.name,
+        version_id=version.id,
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
+        login_fields=tool.login_fields,
+        two_factor_methods=tool.two_factor_methods,
+        budget_seconds=int(manifest.get("budget", {}).get("seconds", 120)),
+    )
+
+
+@dataclass(frozen=True)
+class ToolCode:
+    """A tool version's files and entrypoint, as the runtime materializes them."""
+
+    files: dict[str, str]
+    entrypoint: str
+    output_schema: dict[str, Any]
+
+
+async def tool_code(ctx: Ctx, version_id: str) -> ToolCode:
+    version = await ctx.db.get(ToolVersion, version_id)
+    if version is None:
+        raise ServiceError("not_found", resource="tool_version")
+    tool = await ctx.db.get(Tool, version.tool_id)
+    assert tool is not None
+    return ToolCode(
+        files=dict(version.files),
+        entrypoint=str(version.manifest["entrypoint"]),
+        output_schema=tool.output_schema,
+    )
+
+
+async def tool_login_fields(ctx: Ctx, tool_id: str) -> list[str] | None:
+    tool = await ctx.db.get(Tool, tool_id)
+    return None if tool is None else tool.login_fields

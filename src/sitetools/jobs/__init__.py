@@ -1,0 +1,1 @@
+"""Jobs: runs (and later builds), their questions, results, cancellation and worker steps."""

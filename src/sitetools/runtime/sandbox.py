@@ -1,0 +1,179 @@
+"""The tool process: started by the worker, never inside it, with a stripped environment and
+resource limits; killed with its whole process tree (browser included).
+
+Limits: CPU seconds, open files, file size and no core dumps by ``setrlimit``; memory (PSS,
+summed over the process tree) and process count by a watchdog the runner polls, because
+Chromium reserves far more address space than it uses and ``RLIMIT_AS`` would break it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sitetools.runtime.protocol import MAX_MESSAGE, encode, read_message
+
+__all__ = ["Limits", "ToolProcess", "process_tree"]
+
+_PR_SET_PDEATHSIG = 1
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 2048
+    processes: int = 64
+    open_files: int = 1024
+    cpu_seconds: int = 600
+    file_size_mb: int = 256
+
+
+def _children_map() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        # The command name may hold spaces and parentheses: fields follow the last ')'.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and all its descendants alive now."""
+    children = _children_map()
+    tree, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        tree.append(pid)
+        stack.extend(children.get(pid, []))
+    return tree
+
+
+def _memory_bytes(pids: list[int]) -> int:
+    """Proportional set size summed over ``pids``: shared pages (Chromium's many processes
+    share most of theirs) count once in total, not once per process as RSS would."""
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) * 1024
+                    break
+        except (OSError, ValueError, IndexError):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
+    return total
+
+
+def _limit_child(limits: Limits) -> None:
+    """Runs in the child between fork and exec."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    for limit, value in (
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(limit, (value, value))
+
+
+class ToolProcess:
+    """One run's process: the protocol over its stdin/stdout, its stderr into a log file."""
+
+    def __init__(self, process: asyncio.subprocess.Process, log_path: Path, limits: Limits):
+        self._process = process
+        self.log_path = log_path
+        self.limits = limits
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @classmethod
+    async def start(cls, workdir: Path, limits: Limits, *, label: str = "local") -> ToolProcess:
+        """``label`` (the job ID) goes on the command line, so ``ps`` tells which job a process
+        runs; the child ignores it."""
+        (workdir / "tmp").mkdir(exist_ok=True)
+        env = {
+            # Nothing of the service's configuration, keys or database path.
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(workdir),
+            "TMPDIR": str(workdir / "tmp"),
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+        log_path = workdir / "process.log"
+        with log_path.open("wb") as log:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-I",
+                "-m",
+                "sitetools.runtime.child",
+                label,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log,
+                cwd=workdir,
+                env=env,
+                start_new_session=True,
+                preexec_fn=lambda: _limit_child(limits),
+                limit=MAX_MESSAGE,
+            )
+        return cls(process, log_path, limits)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.write(encode(message))
+        with contextlib.suppress(ConnectionError):
+            await self._process.stdin.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        assert self._process.stdout is not None
+        return await read_message(self._process.stdout)
+
+    def breach(self) -> str | None:
+        """``memory_limit`` or ``process_limit`` when the tree is over a limit, else None."""
+        tree = process_tree(self.pid)
+        if len(tree) > self.limits.processes:
+            return "process_limit"
+        if _memory_bytes(tree) > self.limits.memory_mb * 1024 * 1024:
+            return "memory_limit"
+        return None
+
+    def kill(self) -> None:
+        """SIGKILL the whole tree now (a browser the tool started included)."""
+        for _ in range(3):
+            tree = process_tree(self.pid) if self._process.returncode is None else []
+            for pid in reversed(tree):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            if not tree:
+                break
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+    async def wait(self, seconds: float = 5) -> int | None:
+        with contextlib.suppress(TimeoutError):
+            return await asyncio.wait_for(self._process.wait(), seconds)
+        return None
+
+    def log_tail(self, limit: int = 4000) -> str:
+        with contextlib.suppress(OSError):
+            return self.log_path.read_bytes()[-limit:].decode("utf-8", "replace")
+        return ""

@@ -1,0 +1,1 @@
+"""The worker: claims queued runs, runs them in sandboxed processes, sweeps timers."""

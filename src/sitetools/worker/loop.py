@@ -1,0 +1,135 @@
+"""The worker loop: claim jobs up to a concurrency, run them, and sweep timers.
+
+Embedded (``sitetools serve``) it runs inside the API process on SQLite or PostgreSQL; scaled
+out, any number of ``sitetools worker`` processes share a PostgreSQL database, claiming with
+``FOR UPDATE SKIP LOCKED`` and woken by ``LISTEN/NOTIFY``. No process keeps state another needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from typing import Any
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from sitetools.core.context import AppServices
+from sitetools.core.ids import new_id
+from sitetools.core.signals import JOBS_QUEUED
+from sitetools.jobs import worker as steps
+from sitetools.quota import service as quota
+from sitetools.worker.runner import RunContext, run_job, unit
+
+__all__ = ["Worker"]
+
+_log = structlog.get_logger("sitetools.worker")
+_SWEEP_EVERY = 1.0
+_IDLE_WAIT = 1.0
+
+
+class Worker:
+    def __init__(
+        self,
+        services: AppServices,
+        sessions: async_sessionmaker[AsyncSession],
+        engine: AsyncEngine,
+        *,
+        concurrency: int | None = None,
+    ) -> None:
+        self.services = services
+        self.sessions = sessions
+        self.engine = engine
+        self.concurrency = concurrency or services.settings.worker_concurrency
+        self.worker_id = f"{socket.gethostname()[:20]}-{os.getpid()}-{new_id('w')[-8:]}"
+        self._running: set[asyncio.Task[None]] = set()
+        self._stopping = asyncio.Event()
+        self._main: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._main = asyncio.get_running_loop().create_task(self.run())
+
+    async def stop(self) -> None:
+        """Stop claiming; end the runs in progress by killing them (their jobs are recovered)."""
+        self._stopping.set()
+        self.services.signals.notify(JOBS_QUEUED)
+        if self._main is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._main
+
+    async def run(self) -> None:
+        listener = await self._listen()
+        sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+        rc = RunContext(self.services, self.sessions, self.worker_id)
+        _log.info("worker_started", worker_id=self.worker_id, concurrency=self.concurrency)
+        try:
+            while not self._stopping.is_set():
+                if len(self._running) >= self.concurrency:
+                    await asyncio.wait(self._running, return_when=asyncio.FIRST_COMPLETED)
+                    continue
+                try:
+                    async with unit(self.services, self.sessions) as ctx:
+                        claimed = await steps.claim_next(
+                            ctx, self.worker_id, self.services.settings.job_lease_seconds
+                        )
+                except Exception:
+                    _log.exception("claim_failed")
+                    claimed = None
+                    await asyncio.sleep(_IDLE_WAIT)
+                if claimed is not None:
+                    task = asyncio.get_running_loop().create_task(run_job(rc, claimed))
+                    self._running.add(task)
+                    task.add_done_callback(self._running.discard)
+                    continue
+                await self.services.signals.wait((JOBS_QUEUED,), _IDLE_WAIT)
+        finally:
+            sweeper.cancel()
+            for task in list(self._running):
+                task.cancel()
+            for task in [sweeper, *self._running]:
+                with contextlib.suppress(BaseException):
+                    await task
+            if listener is not None:
+                with contextlib.suppress(Exception):
+                    await listener.close()
+            _log.info("worker_stopped", worker_id=self.worker_id)
+
+    async def _listen(self) -> Any:
+        """PostgreSQL: LISTEN for new jobs from other processes."""
+        if self.engine.dialect.name != "postgresql":
+            return None
+        import asyncpg  # type: ignore[import-untyped]
+
+        url = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        try:
+            connection = await asyncpg.connect(url)
+        except Exception:
+            _log.warning("listen_unavailable")
+            return None
+        signals = self.services.signals
+
+        def wake(*_args: Any) -> None:
+            signals.notify(JOBS_QUEUED)
+
+        await connection.add_listener("sitetools_jobs", wake)
+        return connection
+
+    async def sweep_once(self) -> None:
+        for step in (
+            steps.expire_questions,
+            steps.recover_lost,
+            steps.erase_results,
+            quota.release_expired,
+        ):
+            try:
+                async with unit(self.services, self.sessions) as ctx:
+                    await step(ctx)
+            except Exception:
+                _log.exception("sweep_failed", step=step.__name__)
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await self.sweep_once()
+            await asyncio.sleep(_SWEEP_EVERY)
