@@ -93,9 +93,11 @@ async def test_the_proxy_forwards_to_an_admitted_site_and_records_the_connection
     shop: Shop,
 ) -> None:
     connections: list[bool] = []
-    proxy = EgressProxy(
-        EgressPolicy("127.0.0.1", AllowList.parse(shop.allow)), lambda: connections.append(True)
-    )
+
+    async def record() -> None:
+        connections.append(True)
+
+    proxy = EgressProxy(EgressPolicy("127.0.0.1", AllowList.parse(shop.allow)), record)
     await proxy.start()
     try:
         response = await _through(proxy, f"{shop.url}/api/products?q=mug")
@@ -107,7 +109,7 @@ async def test_the_proxy_forwards_to_an_admitted_site_and_records_the_connection
 
 
 async def test_the_proxy_refuses_loopback_without_the_allow_setting(shop: Shop) -> None:
-    proxy = EgressProxy(EgressPolicy("127.0.0.1"), lambda: None)
+    proxy = EgressProxy(EgressPolicy("127.0.0.1"))
     await proxy.start()
     try:
         response = await _through(proxy, f"{shop.url}/api/products")
@@ -120,6 +122,9 @@ async def test_the_proxy_refuses_loopback_without_the_allow_setting(shop: Shop) 
         await proxy.close()
 
 
+SEEN: list[str] = []
+
+
 @pytest.fixture(scope="module")
 def bounce_port() -> Iterator[int]:
     """A site that redirects to a private address."""
@@ -128,6 +133,7 @@ def bounce_port() -> Iterator[int]:
         return RedirectResponse("http://10.0.0.1/internal", 302)
 
     async def ok(_request: object) -> PlainTextResponse:
+        SEEN.append("/ok")
         return PlainTextResponse("ok")
 
     port = free_port()
@@ -144,9 +150,7 @@ def bounce_port() -> Iterator[int]:
 
 async def test_a_redirect_to_a_private_address_is_refused(bounce_port: int) -> None:
     port = bounce_port
-    proxy = EgressProxy(
-        EgressPolicy("127.0.0.1", AllowList.parse(f"127.0.0.1:{port}")), lambda: None
-    )
+    proxy = EgressProxy(EgressPolicy("127.0.0.1", AllowList.parse(f"127.0.0.1:{port}")))
     await proxy.start()
     try:
         assert (await _through(proxy, f"http://127.0.0.1:{port}/ok")).text == "ok"
@@ -154,5 +158,26 @@ async def test_a_redirect_to_a_private_address_is_refused(bounce_port: int) -> N
         assert bounced.status_code == 403
         assert bounced.headers["x-sitetools-egress"] == "refused"
         assert str(bounced.url) == "http://10.0.0.1/internal"
+    finally:
+        await proxy.close()
+
+
+async def test_nothing_reaches_the_site_when_the_connection_cannot_be_recorded(
+    bounce_port: int,
+) -> None:
+    # A write job must be marked as having reached its site before the site sees a byte.
+    async def unrecorded() -> None:
+        raise RuntimeError("database down")
+
+    proxy = EgressProxy(
+        EgressPolicy("127.0.0.1", AllowList.parse(f"127.0.0.1:{bounce_port}")), unrecorded
+    )
+    await proxy.start()
+    SEEN.clear()
+    try:
+        refused = await _through(proxy, f"http://127.0.0.1:{bounce_port}/ok")
+        assert refused.status_code == 503
+        assert refused.headers["x-sitetools-egress"] == "refused"
+        assert SEEN == []
     finally:
         await proxy.close()

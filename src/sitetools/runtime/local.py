@@ -49,7 +49,7 @@ async def run_locally(
     """Run ``tool`` once; every question goes to ``answer(question)``."""
     workdir = Path(tempfile.mkdtemp(prefix="sitetools-local-"))
     policy = EgressPolicy(parse_site(site_url, "site_url").domain, AllowList.parse(egress_allow))
-    proxy = EgressProxy(policy, lambda: None)
+    proxy = EgressProxy(policy)
     process: ToolProcess | None = None
     try:
         for name, content in tool.files.items():

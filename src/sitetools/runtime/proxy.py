@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from http import HTTPStatus
 from urllib.parse import urlsplit
 
 import structlog
@@ -24,7 +25,11 @@ _HOP_HEADERS = {"proxy-authorization", "proxy-connection", "connection", "keep-a
 
 
 class EgressProxy:
-    def __init__(self, policy: EgressPolicy, on_connect: Callable[[], None]) -> None:
+    def __init__(
+        self, policy: EgressPolicy, on_connect: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        """``on_connect`` is awaited after each connection to the site opens and before any
+        byte of the tool's request is sent (the runner records that the site was reached)."""
         self.policy = policy
         self._on_connect = on_connect
         self._server: asyncio.Server | None = None
@@ -69,7 +74,7 @@ class EgressProxy:
         _log.info("egress_refused", reason=reason)
         body = f"sitetools egress refused: {reason}\n".encode()
         writer.write(
-            f"HTTP/1.1 {status} Forbidden\r\nContent-Type: text/plain\r\n"
+            f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: text/plain\r\n"
             f"X-Sitetools-Egress: refused\r\nContent-Length: {len(body)}\r\n"
             "Connection: close\r\n\r\n".encode()
             + body
@@ -122,7 +127,14 @@ class EgressProxy:
         except (OSError, TimeoutError):
             await self._refuse(writer, f"{host}:{port} did not answer", 502)
             return None
-        self._on_connect()
+        try:
+            if self._on_connect is not None:
+                await self._on_connect()
+        except Exception:
+            upstream[1].close()
+            _log.exception("egress_connect_not_recorded")
+            await self._refuse(writer, "the connection could not be recorded", 503)
+            return None
         return upstream
 
     async def _tunnel(

@@ -81,7 +81,7 @@ class _Run:
         self.budget_left = float(claimed.budget_seconds)
         self.running_since = time.monotonic()
         self.last_renew = time.monotonic()
-        self.reached = False
+        self.reached: asyncio.Future[None] | None = None
         self.log = _log.bind(job_id=claimed.job_id)
 
     def unit(self) -> contextlib.AbstractAsyncContextManager[Ctx]:
@@ -114,12 +114,12 @@ class _Run:
         if counting and self.budget_left - (now - self.running_since) <= 0:
             raise _Failure("execution_budget_exhausted", None)
 
-    def on_connect(self) -> None:
-        if not self.reached:
-            self.reached = True
-            task = asyncio.get_running_loop().create_task(self._mark_reached())
-            _background.add(task)
-            task.add_done_callback(_background.discard)
+    async def on_connect(self) -> None:
+        """The first connection to the site is committed before the tool sends anything: a
+        worker that dies later leaves a write job marked as possibly committed, never re-run."""
+        if self.reached is None:
+            self.reached = asyncio.ensure_future(self._mark_reached())
+        await asyncio.shield(self.reached)
 
     async def _mark_reached(self) -> None:
         async with self.unit() as ctx:
@@ -180,7 +180,7 @@ class _Run:
             await steps.succeed(ctx, self.job_id, self.rc.worker_id, output)
 
     def _possible_commit(self, said: Any) -> bool:
-        return bool(said) or (self.claimed.effect == "write" and self.reached)
+        return bool(said) or (self.claimed.effect == "write" and self.reached is not None)
 
     def _tool_failure(self, message: dict[str, Any]) -> _Failure:
         code = message.get("code")
