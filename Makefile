@@ -47,6 +47,8 @@ bench: install
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q wrk; }
 	$(BIN)/python bench/run.py
 	cd bench && ../$(BIN)/python catalog.py
+	cd bench && ../$(BIN)/python runs.py
+	cd bench && ../$(BIN)/python browser.py
 
 clean:
 	rm -rf $(VENV) .sitetools .mypy_cache .ruff_cache

@@ -17,6 +17,13 @@ from tests.conftest import LiveServer
 from tests.support import new_person
 
 OPERATIONS = [(op.method, op.path) for op in all_operations()]
+# Public operations whose only input is a free-form ID in the path: no request to them is
+# invalid by the document (a missing credential is allowed, any ID string is well formed).
+NOTHING_INVALID = {
+    (op.method, op.path)
+    for op in all_operations()
+    if op.public and op.query_model is None and op.body_model is None and op.path_model
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +51,8 @@ def test_operation_conforms_to_the_document(
     path: str,
     mode: GenerationMode,
 ) -> None:
+    if mode is GenerationMode.NEGATIVE and (method, path) in NOTHING_INVALID:
+        pytest.skip("no request to this operation is invalid by the document")
     operation = schema[path][method]
     headers = {"Authorization": f"Bearer {api_key}"}
 

@@ -10,7 +10,7 @@ from sitetools.accounts.models import (
 )
 from sitetools.core.db import Base
 from sitetools.core.nonces import SpentNonce
-from sitetools.jobs.models import InputRequest, Job
+from sitetools.jobs.models import InputRequest, Job, KeylessRunCount
 from sitetools.keys.models import ApiKey
 from sitetools.quota.models import QuotaCounter, QuotaReservation
 from sitetools.tools.models import Integration, Tool, ToolVersion
@@ -24,6 +24,7 @@ __all__ = [
     "InputRequest",
     "Integration",
     "Job",
+    "KeylessRunCount",
     "Membership",
     "QuotaCounter",
     "QuotaReservation",

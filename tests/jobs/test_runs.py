@@ -203,14 +203,13 @@ async def test_cancelling_a_running_job_kills_its_process_within_a_second(
 
 
 def _tool_processes(job_id: str) -> list[int]:
-    """The job's tool process (others' may still be running): its command line names the job."""
+    """The job's tool process (others' may still be running): it is named for its job."""
     found = []
     for pid in process_tree(os.getpid()):
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as file:
-                arguments = file.read().split(b"\0")
-            if b"sitetools.runtime.child" in arguments and job_id.encode() in arguments:
-                found.append(pid)
+            with open(f"/proc/{pid}/comm") as file:
+                if file.read().strip() == job_id[:15]:
+                    found.append(pid)
         except OSError:
             continue
     return found

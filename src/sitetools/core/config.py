@@ -55,6 +55,8 @@ class Settings(BaseSettings):
 
     demo_site_port: int = 8766
     keyless_enabled: bool = True
+    keyless_daily_runs_per_network: int = Field(default=20, ge=0)
+    keyless_daily_runs: int = Field(default=2000, ge=0)
     webhooks_enabled: bool = True
     builds_enabled: bool = True
     sms_numbers_enabled: bool = False
@@ -68,6 +70,7 @@ class Settings(BaseSettings):
     runtime_memory_mb: int = Field(default=2048, ge=64)
     runtime_max_processes: int = Field(default=64, ge=2)
     runtime_open_files: int = Field(default=1024, ge=64)
+    runtime_spare_processes: int = Field(default=3, ge=0, le=64)
 
     @field_validator("base_url")
     @classmethod

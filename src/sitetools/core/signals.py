@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import defaultdict
+from collections.abc import Iterator
 
-__all__ = ["JOBS_QUEUED", "Signals", "job_channel"]
+__all__ = ["JOBS_QUEUED", "Listener", "Signals", "job_channel"]
 
 JOBS_QUEUED = "jobs:queued"
 
@@ -27,19 +28,35 @@ class Signals:
         for event in self._waiters.get(channel, ()):
             event.set()
 
-    async def wait(self, channels: tuple[str, ...], seconds: float) -> bool:
-        """Sleep until one of ``channels`` is notified (True) or ``seconds`` pass."""
-        event = asyncio.Event()
+    @contextlib.contextmanager
+    def listening(self, channels: tuple[str, ...]) -> Iterator[Listener]:
+        """Listen from now on: a notification that comes while the caller still reads the
+        database is not lost (enter before the read, wait after it)."""
+        listener = Listener()
         for channel in channels:
-            self._waiters[channel].add(event)
+            self._waiters[channel].add(listener.event)
         try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), seconds)
-            return event.is_set()
+            yield listener
         finally:
             for channel in channels:
                 waiters = self._waiters.get(channel)
                 if waiters is not None:
-                    waiters.discard(event)
+                    waiters.discard(listener.event)
                     if not waiters:
                         del self._waiters[channel]
+
+    async def wait(self, channels: tuple[str, ...], seconds: float) -> bool:
+        """Sleep until one of ``channels`` is notified (True) or ``seconds`` pass."""
+        with self.listening(channels) as listener:
+            return await listener.wait(seconds)
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+
+    async def wait(self, seconds: float) -> bool:
+        """Until notified (since listening began) or ``seconds`` pass."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.event.wait(), seconds)
+        return self.event.is_set()

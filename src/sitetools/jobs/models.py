@@ -20,7 +20,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from sitetools.core.db import Base, UTCDateTime
 
-__all__ = ["InputRequest", "Job"]
+__all__ = ["InputRequest", "Job", "KeylessRunCount"]
 
 
 class Job(Base):
@@ -36,9 +36,10 @@ class Job(Base):
     build_kind: Mapped[str | None] = mapped_column(String(16))
     status: Mapped[str] = mapped_column(String(16))
     stage: Mapped[str] = mapped_column(String(32))
-    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
-    membership_id: Mapped[str] = mapped_column(String(40))
-    user_id: Mapped[str] = mapped_column(String(40))
+    # None for a keyless run (decisions: "Keyless runs"): its client is its network.
+    account_id: Mapped[str | None] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    membership_id: Mapped[str | None] = mapped_column(String(40))
+    user_id: Mapped[str | None] = mapped_column(String(40))
     # decisions: "Jobs" - the client that started it (dashboard, key ID, OAuth app ID), origin.
     client_id: Mapped[str] = mapped_column(String(40), index=True)
     origin: Mapped[str] = mapped_column(String(16))  # dashboard | rest | mcp
@@ -98,3 +99,13 @@ class InputRequest(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class KeylessRunCount(Base):
+    """Keyless runs counted per UTC day, per network and over all networks (``*``)."""
+
+    __tablename__ = "keyless_run_counts"
+
+    day: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
+    network: Mapped[str] = mapped_column(String(64), primary_key=True)
+    used: Mapped[int] = mapped_column(Integer, default=0)

@@ -6,8 +6,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from sitetools.accounts.sessions import network_of
+from sitetools.auth.caller import Caller
 from sitetools.auth.permissions import CallerKind, Permission
+from sitetools.core.errors import ServiceError
 from sitetools.jobs import service
+from sitetools.jobs.keyless import Keyless
 from sitetools.jobs.schemas import (
     InputIn,
     JobDetail,
@@ -25,12 +29,23 @@ Req = OpRequest[Any, Any, Any]
 _CALLERS: tuple[CallerKind, ...] = ("session", "oauth", "api_key", "integration_key")
 
 
+def _starter(req: Req, *, starting: bool = False) -> Caller | Keyless:
+    """The caller, or without credentials the keyless caller of this network."""
+    if req.caller is not None:
+        return req.caller
+    if not req.ctx.settings.keyless_enabled and not starting:
+        raise ServiceError("unauthorized")
+    host = req.request.client.host if req.request.client else None
+    return Keyless(network_of(host))
+
+
 async def _run(req: Req) -> BaseModel:
-    job = await service.start_run(req.ctx, req.user, req.body)
+    caller = _starter(req, starting=True)
+    job = await service.start_run(req.ctx, caller, req.body)
     if req.body.wait_seconds > 0:
         await req.ctx.commit()
-        await service.wait_for_job(req.ctx, req.user, job.id, req.body.wait_seconds)
-        return await service.read_job(req.ctx, req.user, job.id)
+        await service.wait_for_job(req.ctx, caller, job.id, req.body.wait_seconds)
+        return await service.read_job(req.ctx, caller, job.id)
     return await service.job_detail(req.ctx, job)
 
 
@@ -39,15 +54,15 @@ async def _list(req: Req) -> BaseModel:
 
 
 async def _get(req: Req) -> BaseModel:
-    return await service.read_job(req.ctx, req.user, req.path.id)
+    return await service.read_job(req.ctx, _starter(req), req.path.id)
 
 
 async def _cancel(req: Req) -> BaseModel:
-    return await service.cancel_job(req.ctx, req.user, req.path.id)
+    return await service.cancel_job(req.ctx, _starter(req), req.path.id)
 
 
 async def _input(req: Req) -> BaseModel:
-    return await service.answer_input(req.ctx, req.user, req.path.id, req.body)
+    return await service.answer_input(req.ctx, _starter(req), req.path.id, req.body)
 
 
 OPERATIONS = [
@@ -59,7 +74,10 @@ OPERATIONS = [
         description="The input is checked against the tool's input schema before anything "
         "starts (`invalid_input`, no job, no quota used). `retry_key` makes the call "
         "idempotent. With `wait_seconds` the answer waits until the job ends or asks, and "
-        "carries `result` when it finished (that read takes the result).",
+        "carries `result` when it finished (that read takes the result). Without "
+        "credentials (keyless use) only public read-only tools that need no login, limited "
+        "per network and overall per day (`try_limit_reached`); the network that started a "
+        "keyless job reads, answers and cancels it without credentials.",
         effect="write",
         callers=_CALLERS,
         permission=Permission.RUNS_CREATE,
@@ -72,7 +90,10 @@ OPERATIONS = [
             "quota_exceeded",
             "retry_conflict",
             "result_unavailable",
+            "try_limit_reached",
+            "try_tier_unavailable",
         ),
+        public=True,
     ),
     Operation(
         operation_id="jobs.list",
@@ -104,6 +125,7 @@ OPERATIONS = [
         path_model=JobPath,
         responses={200: JobDetail},
         errors=("not_found", "result_expired", "result_unavailable"),
+        public=True,
     ),
     Operation(
         operation_id="jobs.cancel",
@@ -118,6 +140,7 @@ OPERATIONS = [
         path_model=JobPath,
         responses={200: JobOut},
         errors=("not_found",),
+        public=True,
     ),
     Operation(
         operation_id="jobs.input",
@@ -143,5 +166,6 @@ OPERATIONS = [
             "input_declined",
             "input_cancelled",
         ),
+        public=True,
     ),
 ]

@@ -61,7 +61,7 @@ class JobOut(BaseModel):
     integration_id: str | None
     effect: Literal["read", "write"] | None
     eta: Eta | None
-    watch_url: str
+    watch_url: str | None
     created_at: datetime
     updated_at: datetime
     completed_at: datetime | None

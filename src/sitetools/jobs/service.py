@@ -6,7 +6,6 @@ The worker's side (claiming, questions from the tool, results, the sweeper) is i
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import time
@@ -24,6 +23,7 @@ from sitetools.core.errors import ServiceError, envelope
 from sitetools.core.ids import new_id
 from sitetools.core.pagination import decode_cursor, encode_cursor
 from sitetools.core.signals import JOBS_QUEUED, job_channel
+from sitetools.jobs.keyless import Keyless, count_keyless_run
 from sitetools.jobs.models import InputRequest, Job
 from sitetools.jobs.questions import check_answers, is_secret
 from sitetools.jobs.schemas import (
@@ -133,7 +133,8 @@ def job_out(ctx: Ctx, job: Job) -> JobOut:
         integration_id=job.integration_id,
         effect=job.effect,
         eta=_eta(ctx, job),
-        watch_url=f"{ctx.settings.base_url}/dashboard/jobs/{job.id}",
+        # A keyless job has no person to watch it on the Dashboard.
+        watch_url=f"{ctx.settings.base_url}/dashboard/jobs/{job.id}" if job.account_id else None,
         created_at=job.created_at,
         updated_at=job.updated_at,
         completed_at=job.completed_at,
@@ -183,7 +184,10 @@ def _issue_message(error: Any) -> str:
     return f"Fails the rule {rule}."
 
 
-async def _existing_for_retry(ctx: Ctx, caller: Caller, retry_key: str) -> Job | None:
+Starter = Caller | Keyless
+
+
+async def _existing_for_retry(ctx: Ctx, caller: Starter, retry_key: str) -> Job | None:
     return await ctx.db.scalar(
         select(Job).where(Job.client_id == caller.client_id, Job.retry_key == retry_key)
     )
@@ -195,29 +199,53 @@ def _same_request(job: Job, digest: str) -> Job:
     return job
 
 
-async def start_run(ctx: Ctx, caller: Caller, data: RunIn, *, origin: str = "rest") -> Job:
-    """decisions: "Jobs" - validate, reserve quota, create the job queued (idempotent)."""
+async def start_run(ctx: Ctx, caller: Starter, data: RunIn, *, origin: str = "rest") -> Job:
+    """decisions: "Jobs" - validate, reserve quota, create the job queued (idempotent).
+    A keyless caller runs only public read-only tools that need no login (else 401)."""
     digest = _request_digest(data)
+    keyless = isinstance(caller, Keyless)
+    if keyless and not ctx.settings.keyless_enabled:
+        raise ServiceError("try_tier_unavailable")
     if data.retry_key is not None:
         existing = await _existing_for_retry(ctx, caller, data.retry_key)
         if existing is not None:
             return _same_request(existing, digest)
-    tool = await runnable_tool(ctx, caller, data.tool_id)
+    try:
+        tool = await runnable_tool(
+            ctx, None if isinstance(caller, Keyless) else caller, data.tool_id
+        )
+    except ServiceError as error:
+        if keyless and error.code == "not_found":
+            # Not one a keyless caller may run (or none at all): signing in may help.
+            raise ServiceError("unauthorized") from None
+        raise
     issues = _input_issues(tool.input_schema, data.input)
     if issues:
         raise ServiceError("invalid_input", issues=issues)
-    delivery = data.question_delivery or await question_delivery_for(ctx, caller)
     now = ctx.now()
-    reservation = await quota.reserve(ctx, caller.account_id, quota.Counter.TOOL_CALLS)
+    reservation: str | None = None
+    if isinstance(caller, Keyless):
+        # Keyless questions can only go back to the caller (there is no person to ask).
+        delivery = "agent"
+        await count_keyless_run(ctx, caller)
+        account_id = membership_id = user_id = None
+    else:
+        delivery = data.question_delivery or await question_delivery_for(ctx, caller)
+        reservation = await quota.reserve(ctx, caller.account_id, quota.Counter.TOOL_CALLS)
+        account_id, membership_id, user_id = (
+            caller.account_id,
+            caller.membership_id,
+            caller.user_id,
+        )
     job = Job(
         id=new_id("job"),
         type="run",
         build_kind=None,
         status="queued",
         stage="queued",
-        account_id=caller.account_id,
-        membership_id=caller.membership_id,
-        user_id=caller.user_id,
+        account_id=account_id,
+        membership_id=membership_id,
+        user_id=user_id,
         client_id=caller.client_id,
         origin=origin,
         question_delivery=delivery,
@@ -257,15 +285,18 @@ async def start_run(ctx: Ctx, caller: Caller, data: RunIn, *, origin: str = "res
     return job
 
 
-def readable_by(caller: Caller) -> Any:
-    """spec: "Jobs" - jobs the caller's client started; the Dashboard sees all of its member's."""
+def readable_by(caller: Starter) -> Any:
+    """spec: "Jobs" - jobs the caller's client started; the Dashboard sees all of its member's.
+    A keyless caller: the keyless jobs its network started."""
+    if isinstance(caller, Keyless):
+        return and_(Job.account_id.is_(None), Job.client_id == caller.client_id)
     condition = and_(Job.account_id == caller.account_id, Job.membership_id == caller.membership_id)
     if caller.kind != "session":
         condition = and_(condition, Job.client_id == caller.client_id)
     return condition
 
 
-async def _load(ctx: Ctx, caller: Caller, job_id: str, *, lock: bool = False) -> Job:
+async def _load(ctx: Ctx, caller: Starter, job_id: str, *, lock: bool = False) -> Job:
     query = select(Job).where(Job.id == job_id, readable_by(caller))
     if lock:
         query = query.with_for_update()
@@ -319,7 +350,7 @@ async def job_detail(ctx: Ctx, job: Job, *, with_result: Any = None) -> JobDetai
     )
 
 
-async def read_job(ctx: Ctx, caller: Caller, job_id: str) -> JobDetail:
+async def read_job(ctx: Ctx, caller: Starter, job_id: str) -> JobDetail:
     """decisions: "Jobs" - the result on the first read after success only, then 410."""
     job = await _load(ctx, caller, job_id)
     if job.status != "succeeded" or job.client_id != caller.client_id:
@@ -428,7 +459,7 @@ async def end_job(
     notify_job(ctx, job.id)
 
 
-async def cancel_job(ctx: Ctx, caller: Caller, job_id: str) -> JobOut:
+async def cancel_job(ctx: Ctx, caller: Starter, job_id: str) -> JobOut:
     """decisions: "Jobs" - cancelling a terminal job answers it unchanged."""
     job = await _load(ctx, caller, job_id, lock=True)
     if job.status in ACTIVE:
@@ -450,7 +481,7 @@ async def stop_jobs_of_client(ctx: Ctx, client_id: str) -> int:
     return len(jobs)
 
 
-async def answer_input(ctx: Ctx, caller: Caller, job_id: str, data: InputIn) -> JobDetail:
+async def answer_input(ctx: Ctx, caller: Starter, job_id: str, data: InputIn) -> JobDetail:
     """spec: "Input request of a job" - the state table, row by row."""
     job = await _load(ctx, caller, job_id, lock=True)
     request = await ctx.db.scalar(
@@ -501,20 +532,20 @@ async def accept_answers(
     notify_job(ctx, job.id)
 
 
-async def wait_for_job(ctx: Ctx, caller: Caller, job_id: str, seconds: float) -> None:
+async def wait_for_job(ctx: Ctx, caller: Starter, job_id: str, seconds: float) -> None:
     """Until the job ends or asks, or ``seconds`` pass (decisions: ``wait_seconds``)."""
     deadline = time.monotonic() + seconds
     channel = job_channel(job_id)
     while True:
-        await ctx.rollback()  # a fresh snapshot each look
-        job = await _load(ctx, caller, job_id)
-        if job.status in TERMINAL or job.status == "needs_input":
-            return
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return
-        await ctx.app.signals.wait((channel,), min(left, 0.5))
-        await asyncio.sleep(0)
+        with ctx.app.signals.listening((channel,)) as listener:
+            await ctx.rollback()  # a fresh snapshot each look
+            job = await _load(ctx, caller, job_id)
+            if job.status in TERMINAL or job.status == "needs_input":
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            await listener.wait(min(left, 0.5))
 
 
 def expires_in(now: datetime, seconds: int) -> datetime:

@@ -63,6 +63,8 @@ class ClaimedRun:
     budget_seconds: int
     login_fields: list[str] | None
     attempt: int
+    # Started without credentials: no person can answer a secret question.
+    keyless: bool = False
 
 
 async def claim_next(ctx: Ctx, worker_id: str, lease_seconds: int) -> ClaimedRun | None:
@@ -110,6 +112,7 @@ async def claim_next(ctx: Ctx, worker_id: str, lease_seconds: int) -> ClaimedRun
         budget_seconds=job.budget_seconds,
         login_fields=login_fields,
         attempt=job.attempts,
+        keyless=job.account_id is None,
     )
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import importlib.util
 import inspect
 import json
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -19,6 +21,20 @@ from typing import IO, Any
 
 from sitetools.sdk.context import Context
 from sitetools.sdk.errors import CredentialsRejected, InputRejected, ToolError
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
+
+
+def _die_with_parent() -> None:
+    """Killed when the worker that started this process dies, so a worker killed with SIGKILL
+    leaves no tool running. (Dying before this line closes the pipe instead: the wait for
+    the ``start`` message ends at once.)"""
+    parent = os.getppid()
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _pipes() -> tuple[IO[bytes], IO[bytes]]:
@@ -64,8 +80,20 @@ def _failure(error: BaseException) -> dict[str, Any]:
     return {"op": "error", "code": "execution_failed", "message": None}
 
 
+def _name(label: str) -> None:
+    """The process's name (``ps``, ``/proc/PID/comm``) becomes the job's ID (its first 15
+    characters), so an operator can tell which process runs which job."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(_PR_SET_NAME, label.encode()[:15] + b"\0", 0, 0, 0)
+
+
 async def _main(reader: IO[bytes], writer: IO[bytes]) -> None:
-    start = json.loads(reader.readline())
+    # A spare process waits here, SDK imported, until its run is known.
+    line = reader.readline()
+    if not line:
+        return  # the worker closed the pipe (it stopped, or died) before any run
+    start = json.loads(line)
+    _name(str(start.get("label") or "sitetools-tool"))
     ctx = Context(start, reader, writer)
     try:
         run = _load(start["entrypoint"])
@@ -82,6 +110,7 @@ async def _main(reader: IO[bytes], writer: IO[bytes]) -> None:
 
 
 def main() -> None:
+    _die_with_parent()
     reader, writer = _pipes()
     asyncio.run(_main(reader, writer))
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 import resource
 import signal
@@ -23,7 +22,6 @@ from sitetools.runtime.protocol import MAX_MESSAGE, encode, read_message
 
 __all__ = ["Limits", "ToolProcess", "process_tree"]
 
-_PR_SET_PDEATHSIG = 1
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -78,10 +76,10 @@ def _memory_bytes(pids: list[int]) -> int:
     return total
 
 
-def _limit_child(limits: Limits) -> None:
-    """Runs in the child between fork and exec."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+def _apply_limits(pid: int, limits: Limits) -> None:
+    """Set from the worker once the process exists (no ``preexec_fn``: Python can then start
+    it with ``vfork``, which does not copy the worker's memory map or block its event loop).
+    The process runs no tool code before its ``start`` message, sent after this."""
     for limit, value in (
         (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_NOFILE, limits.open_files),
@@ -89,15 +87,16 @@ def _limit_child(limits: Limits) -> None:
         (resource.RLIMIT_CORE, 0),
     ):
         with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(limit, (value, value))
+            resource.prlimit(pid, limit, (value, value))
 
 
 class ToolProcess:
     """One run's process: the protocol over its stdin/stdout, its stderr into a log file."""
 
-    def __init__(self, process: asyncio.subprocess.Process, log_path: Path, limits: Limits):
+    def __init__(self, process: asyncio.subprocess.Process, workdir: Path, limits: Limits):
         self._process = process
-        self.log_path = log_path
+        self.workdir = workdir
+        self.log_path = workdir / "process.log"
         self.limits = limits
 
     @property
@@ -105,9 +104,9 @@ class ToolProcess:
         return self._process.pid
 
     @classmethod
-    async def start(cls, workdir: Path, limits: Limits, *, label: str = "local") -> ToolProcess:
-        """``label`` (the job ID) goes on the command line, so ``ps`` tells which job a process
-        runs; the child ignores it."""
+    async def start(cls, workdir: Path, limits: Limits) -> ToolProcess:
+        """Started before its run is known (see ``spares``): the run's files, input and
+        (by its ``start`` message) job ID come later."""
         (workdir / "tmp").mkdir(exist_ok=True)
         env = {
             # Nothing of the service's configuration, keys or database path.
@@ -125,17 +124,16 @@ class ToolProcess:
                 "-I",
                 "-m",
                 "sitetools.runtime.child",
-                label,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 cwd=workdir,
                 env=env,
                 start_new_session=True,
-                preexec_fn=lambda: _limit_child(limits),
                 limit=MAX_MESSAGE,
             )
-        return cls(process, log_path, limits)
+        _apply_limits(process.pid, limits)
+        return cls(process, workdir, limits)
 
     async def send(self, message: dict[str, Any]) -> None:
         assert self._process.stdin is not None
@@ -146,6 +144,15 @@ class ToolProcess:
     async def receive(self) -> dict[str, Any] | None:
         assert self._process.stdout is not None
         return await read_message(self._process.stdout)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    def limit_cpu(self, seconds: int) -> None:
+        """The run's CPU limit, set once the run is known."""
+        with contextlib.suppress(OSError, ValueError):
+            resource.prlimit(self.pid, resource.RLIMIT_CPU, (seconds, seconds))
 
     def breach(self) -> str | None:
         """``memory_limit`` or ``process_limit`` when the tree is over a limit, else None."""

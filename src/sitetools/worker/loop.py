@@ -21,7 +21,8 @@ from sitetools.core.ids import new_id
 from sitetools.core.signals import JOBS_QUEUED
 from sitetools.jobs import worker as steps
 from sitetools.quota import service as quota
-from sitetools.worker.runner import RunContext, run_job, unit
+from sitetools.runtime.spares import SpareProcesses
+from sitetools.worker.runner import RunContext, limits_of, run_job, unit
 
 __all__ = ["Worker"]
 
@@ -62,28 +63,32 @@ class Worker:
     async def run(self) -> None:
         listener = await self._listen()
         sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
-        rc = RunContext(self.services, self.sessions, self.worker_id)
+        settings = self.services.settings
+        spares = SpareProcesses(limits_of(settings), settings.runtime_spare_processes)
+        spares.fill()
+        rc = RunContext(self.services, self.sessions, self.worker_id, spares)
         _log.info("worker_started", worker_id=self.worker_id, concurrency=self.concurrency)
         try:
             while not self._stopping.is_set():
                 if len(self._running) >= self.concurrency:
                     await asyncio.wait(self._running, return_when=asyncio.FIRST_COMPLETED)
                     continue
-                try:
-                    async with unit(self.services, self.sessions) as ctx:
-                        claimed = await steps.claim_next(
-                            ctx, self.worker_id, self.services.settings.job_lease_seconds
-                        )
-                except Exception:
-                    _log.exception("claim_failed")
-                    claimed = None
-                    await asyncio.sleep(_IDLE_WAIT)
-                if claimed is not None:
-                    task = asyncio.get_running_loop().create_task(run_job(rc, claimed))
-                    self._running.add(task)
-                    task.add_done_callback(self._running.discard)
-                    continue
-                await self.services.signals.wait((JOBS_QUEUED,), _IDLE_WAIT)
+                with self.services.signals.listening((JOBS_QUEUED,)) as listener:
+                    try:
+                        async with unit(self.services, self.sessions) as ctx:
+                            claimed = await steps.claim_next(
+                                ctx, self.worker_id, self.services.settings.job_lease_seconds
+                            )
+                    except Exception:
+                        _log.exception("claim_failed")
+                        claimed = None
+                        await asyncio.sleep(_IDLE_WAIT)
+                    if claimed is not None:
+                        task = asyncio.get_running_loop().create_task(run_job(rc, claimed))
+                        self._running.add(task)
+                        task.add_done_callback(self._running.discard)
+                        continue
+                    await listener.wait(_IDLE_WAIT)
         finally:
             sweeper.cancel()
             for task in list(self._running):
@@ -91,6 +96,7 @@ class Worker:
             for task in [sweeper, *self._running]:
                 with contextlib.suppress(BaseException):
                     await task
+            await spares.close()
             if listener is not None:
                 with contextlib.suppress(Exception):
                     await listener.close()

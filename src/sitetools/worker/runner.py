@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,16 +15,18 @@ from jsonschema import Draft202012Validator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from sitetools.core.config import Settings
 from sitetools.core.context import AppServices, Ctx
 from sitetools.core.signals import job_channel
 from sitetools.jobs import worker as steps
 from sitetools.jobs.models import Job
-from sitetools.jobs.questions import QuestionError, normalize_questions
+from sitetools.jobs.questions import QuestionError, is_secret, normalize_questions
 from sitetools.jobs.states import ACTIVE
 from sitetools.runtime.egress import AllowList, EgressPolicy
 from sitetools.runtime.protocol import ProtocolError
 from sitetools.runtime.proxy import EgressProxy
 from sitetools.runtime.sandbox import Limits, ToolProcess
+from sitetools.runtime.spares import SpareProcesses
 from sitetools.tools.sites import parse_site
 
 __all__ = ["RunContext", "run_job", "unit"]
@@ -65,11 +66,22 @@ class RunContext:
         services: AppServices,
         sessions: async_sessionmaker[AsyncSession],
         worker_id: str,
+        spares: SpareProcesses | None = None,
     ) -> None:
         self.services = services
         self.sessions = sessions
         self.worker_id = worker_id
         self.settings = services.settings
+        self.spares = spares or SpareProcesses(limits_of(services.settings), 0)
+
+
+def limits_of(settings: Settings) -> Limits:
+    """The limits every tool process starts with (the CPU limit is set per run)."""
+    return Limits(
+        memory_mb=settings.runtime_memory_mb,
+        processes=settings.runtime_max_processes,
+        open_files=settings.runtime_open_files,
+    )
 
 
 class _Run:
@@ -82,6 +94,7 @@ class _Run:
         self.running_since = time.monotonic()
         self.last_renew = time.monotonic()
         self.reached: asyncio.Future[None] | None = None
+        self.staged = False
         self.log = _log.bind(job_id=claimed.job_id)
 
     def unit(self) -> contextlib.AbstractAsyncContextManager[Ctx]:
@@ -102,6 +115,12 @@ class _Run:
         """Between messages: cancellation, lease, limits and (unless waiting) the budget."""
         if await self._status() is None:
             raise _Stop
+        if not self.staged:
+            # A tool still busy after its first tick shows as running (one that answers at
+            # once never needed the write).
+            self.staged = True
+            async with self.unit() as ctx:
+                await steps.set_stage(ctx, self.job_id, self.rc.worker_id, "running")
         now = time.monotonic()
         if now - self.last_renew >= _RENEW_EVERY:
             async with self.unit() as ctx:
@@ -143,13 +162,14 @@ class _Run:
         self.budget_left -= spent
         signals = self.rc.services.signals
         while True:
-            async with self.unit() as ctx:
-                answers = await steps.take_answers(ctx, self.job_id, request_id)
-            if answers is not None:
-                self.running_since = time.monotonic()
-                return answers
-            await self._keep_alive(process, counting=False)
-            await signals.wait((job_channel(self.job_id),), _TICK * 2)
+            with signals.listening((job_channel(self.job_id),)) as listener:
+                async with self.unit() as ctx:
+                    answers = await steps.take_answers(ctx, self.job_id, request_id)
+                if answers is not None:
+                    self.running_since = time.monotonic()
+                    return answers
+                await self._keep_alive(process, counting=False)
+                await listener.wait(_TICK * 2)
 
     async def _ask(self, process: ToolProcess, message: dict[str, Any]) -> None:
         try:
@@ -157,6 +177,12 @@ class _Run:
         except QuestionError as error:
             self.log.warning("tool_asked_malformed_question", problem=str(error))
             raise _Failure("execution_failed", None, reason="malformed_question") from None
+        if self.claimed.keyless and any(is_secret(q) for q in questions):
+            raise _Failure(
+                "execution_failed",
+                "This tool asks for a password or code, which needs a signed-in person.",
+                reason="sign_in_required",
+            )
         expires_in = int(message.get("expires_in") or steps.DEFAULT_QUESTION_SECONDS)
         async with self.unit() as ctx:
             request = await steps.ask(
@@ -170,8 +196,6 @@ class _Run:
     async def _finish(self, message: dict[str, Any]) -> None:
         output = message.get("output")
         schema = self.claimed.code.output_schema
-        async with self.unit() as ctx:
-            await steps.set_stage(ctx, self.job_id, self.rc.worker_id, "validating")
         errors = list(Draft202012Validator(schema).iter_errors(output))
         if errors:
             self.log.info("invalid_output", problems=len(errors))
@@ -215,10 +239,9 @@ class _Run:
                 "proxy_url": proxy.url,
                 "chromium": self.rc.settings.chromium,
                 "login_fields": self.claimed.login_fields,
+                "label": self.job_id,
             }
         )
-        async with self.unit() as ctx:
-            await steps.set_stage(ctx, self.job_id, self.rc.worker_id, "running")
         while True:
             reading = asyncio.ensure_future(process.receive())
             try:
@@ -234,6 +257,7 @@ class _Run:
             if op == "progress":
                 stage = str(message.get("stage", ""))
                 if stage in _STAGES:
+                    self.staged = True
                     async with self.unit() as ctx:
                         await steps.set_stage(ctx, self.job_id, self.rc.worker_id, stage)
             elif op == "log":
@@ -270,7 +294,6 @@ def _materialize(workdir: Path, files: dict[str, str]) -> None:
 async def run_job(rc: RunContext, claimed: steps.ClaimedRun) -> None:
     """Run one claimed job to its end; every way out leaves the job terminal or re-queued."""
     run = _Run(rc, claimed)
-    workdir = Path(tempfile.mkdtemp(prefix="sitetools-run-"))
     settings = rc.settings
     site = parse_site(claimed.site_url, "site_url")
     proxy = EgressProxy(
@@ -278,18 +301,9 @@ async def run_job(rc: RunContext, claimed: steps.ClaimedRun) -> None:
     )
     process: ToolProcess | None = None
     try:
-        _materialize(workdir, claimed.code.files)
         await proxy.start()
-        process = await ToolProcess.start(
-            workdir,
-            Limits(
-                memory_mb=settings.runtime_memory_mb,
-                processes=settings.runtime_max_processes,
-                open_files=settings.runtime_open_files,
-                cpu_seconds=claimed.budget_seconds * 2 + 30,
-            ),
-            label=claimed.job_id,
-        )
+        process = await rc.spares.take(cpu_seconds=claimed.budget_seconds * 2 + 30)
+        _materialize(process.workdir, claimed.code.files)
         await run.converse(process, proxy)
     except _Stop:
         run.log.info("run_stopped")
@@ -320,7 +334,8 @@ async def run_job(rc: RunContext, claimed: steps.ClaimedRun) -> None:
         if process is not None:
             process.kill()
             await process.wait(5)
+            shutil.rmtree(process.workdir, ignore_errors=True)
         await proxy.close()
-        shutil.rmtree(workdir, ignore_errors=True)
+        rc.spares.fill()
         if proxy.refusals:
             run.log.info("egress_refusals", refusals=proxy.refusals[:20])
