@@ -13,14 +13,11 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from sitetools.accounts.models import User
-from sitetools.auth.caller import Caller
-from sitetools.auth.resolve import resolve_caller
 from sitetools.core.context import AppServices, Ctx
 from sitetools.core.errors import ServiceError
 from sitetools.dashboard import csrf
+from sitetools.dashboard.identity import signed_in
 from sitetools.jobs import service as jobs
-from sitetools.operations.rest import SESSION_COOKIE
 
 __all__ = ["job_routes"]
 
@@ -68,20 +65,6 @@ def job_routes(
 ) -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
-    async def person(ctx: Ctx, request: Request) -> tuple[Caller, User] | None:
-        token = request.cookies.get(SESSION_COOKIE)
-        if not token:
-            return None
-        try:
-            caller = await resolve_caller(ctx, token)
-        except ServiceError:
-            return None
-        user = await ctx.db.get(User, caller.user_id)
-        if caller.kind != "session" or user is None:
-            return None
-        ctx.db.expunge(user)  # read by the page after this unit ends
-        return caller, user
-
     def to_sign_in(request: Request) -> Response:
         target = quote(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
         return RedirectResponse(f"/dashboard/sign-in?next={target}", status_code=303)
@@ -96,7 +79,7 @@ def job_routes(
     async def watch(request: Request, job_id: str) -> Response:
         async with db_sessions() as db:
             ctx = Ctx(db, services)
-            found = await person(ctx, request)
+            found = await signed_in(ctx, request, detach=True)
             if found is None:
                 return to_sign_in(request)
             caller, user = found
@@ -119,7 +102,7 @@ def job_routes(
         token = request.query_params.get("token", "")
         async with db_sessions() as db:
             ctx = Ctx(db, services)
-            found = await person(ctx, request)
+            found = await signed_in(ctx, request, detach=True)
             if found is None:
                 return to_sign_in(request)
             caller, user = found
@@ -167,7 +150,7 @@ def job_routes(
         form = await request.form()
         async with db_sessions() as db:
             ctx = Ctx(db, services)
-            found = await person(ctx, request)
+            found = await signed_in(ctx, request, detach=True)
             await db.rollback()
         if found is None:
             return to_sign_in(request)

@@ -15,12 +15,10 @@ from starlette.responses import RedirectResponse, Response
 
 from sitetools.accounts import service as accounts
 from sitetools.accounts import sessions
-from sitetools.accounts.models import User
-from sitetools.auth.caller import Caller
-from sitetools.auth.resolve import resolve_caller
 from sitetools.core.context import AppServices, Ctx
-from sitetools.core.errors import CATALOGUE, ServiceError
+from sitetools.core.errors import CATALOGUE
 from sitetools.dashboard import csrf
+from sitetools.dashboard.identity import signed_in as signed_in_person
 from sitetools.dashboard.jobs import job_routes
 from sitetools.operations.rest import SESSION_COOKIE
 
@@ -52,20 +50,6 @@ def mount_dashboard(
 
     def render(request: Request, name: str, status: int = 200, **context: Any) -> Response:
         return templates.TemplateResponse(request, name, context, status_code=status)
-
-    async def current(ctx: Ctx, request: Request) -> tuple[Caller, User] | None:
-        token = request.cookies.get(SESSION_COOKIE)
-        if not token:
-            return None
-        try:
-            caller = await resolve_caller(ctx, token)
-        except ServiceError:
-            return None
-        if caller.kind != "session":
-            return None
-        user = await ctx.db.get(User, caller.user_id)
-        assert user is not None
-        return caller, user
 
     def sign_in_page(
         request: Request,
@@ -144,7 +128,7 @@ def mount_dashboard(
     @router.get("/dashboard/sign-out")
     async def sign_out_form(request: Request) -> Response:
         async with db_sessions() as db:
-            found = await current(Ctx(db, services), request)
+            found = await signed_in_person(Ctx(db, services), request)
             await db.commit()
         if found is None:
             return RedirectResponse("/dashboard/sign-in", status_code=303)
@@ -157,7 +141,7 @@ def mount_dashboard(
         form = await request.form()
         async with db_sessions() as db:
             ctx = Ctx(db, services)
-            found = await current(ctx, request)
+            found = await signed_in_person(ctx, request)
             if found is not None:
                 caller, _user = found
                 if not csrf.session_token_ok(
@@ -174,7 +158,7 @@ def mount_dashboard(
     async def home(request: Request) -> Response:
         async with db_sessions() as db:
             ctx = Ctx(db, services)
-            found = await current(ctx, request)
+            found = await signed_in_person(ctx, request)
             if found is None:
                 await db.rollback()
                 target = quote(request.url.path)
