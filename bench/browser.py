@@ -9,7 +9,6 @@ Each sample is one tool run in the sandboxed process through the egress proxy
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -18,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import free_port, wait_up
+from run import free_port, wait_up, write_results
 
 from sitetools.runtime.local import run_locally
 from sitetools.tools.package import ToolPackage
@@ -113,9 +112,7 @@ def main() -> None:
         f"  page in the warm browser (new context): p50 {results['warm_p50_ms']:.0f} ms "
         f"(max {results['warm_max_ms']:.0f} ms)"
     )
-    out = ROOT / "bench" / "results"
-    out.mkdir(exist_ok=True)
-    (out / "browser.json").write_text(json.dumps(results, indent=2))
+    write_results("browser.json", results)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,13 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "16"))
 
 
+def write_results(name: str, results: object) -> None:
+    """Figures as JSON under bench/results/ (not committed)."""
+    out = ROOT / "bench" / "results"
+    out.mkdir(exist_ok=True)
+    (out / name).write_text(json.dumps(results, indent=2))
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -182,9 +189,7 @@ def main() -> None:
         f"target: authenticated GET /v1/account >= 50% of bare: "
         f"{'met' if target else 'NOT met'} ({results['account']['ratio']:.0%})"
     )
-    out = ROOT / "bench" / "results"
-    out.mkdir(exist_ok=True)
-    (out / "latest.json").write_text(json.dumps(results, indent=2))
+    write_results("latest.json", results)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import free_port, sitetools, wait_up
+from run import free_port, sitetools, wait_up, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 LATENCY_RUNS = int(os.environ.get("BENCH_LATENCY_RUNS", "40"))
@@ -239,9 +239,7 @@ def main() -> None:
             f"  {BATCH} runs, PostgreSQL, 2 workers: {row['throughput_runs_per_s']:.1f} runs/s "
             f"({row['throughput_seconds']:.0f} s)"
         )
-    out = ROOT / "bench" / "results"
-    out.mkdir(exist_ok=True)
-    (out / "runs.json").write_text(json.dumps(results, indent=2))
+    write_results("runs.json", results)
 
 
 if __name__ == "__main__":

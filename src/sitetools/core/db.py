@@ -9,6 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, MetaData, event
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -21,7 +23,15 @@ from sqlalchemy.types import TypeDecorator
 
 from sitetools.core.clock import utc
 
-__all__ = ["Base", "JSONList", "UTCDateTime", "create_engine", "is_sqlite", "session_factory"]
+__all__ = [
+    "Base",
+    "JSONList",
+    "UTCDateTime",
+    "create_engine",
+    "insert_if_missing",
+    "is_sqlite",
+    "session_factory",
+]
 
 _NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -91,3 +101,11 @@ def create_engine(url: str, pool_size: int = 10) -> AsyncEngine:
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+
+
+async def insert_if_missing(db: AsyncSession, table: type[Base], **values: Any) -> None:
+    """INSERT the row unless one with the same key exists (both backends' ON CONFLICT DO
+    NOTHING), for counters that a conditional UPDATE then changes."""
+    dialect = db.get_bind().dialect.name
+    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    await db.execute(insert(table).values(**values).on_conflict_do_nothing())

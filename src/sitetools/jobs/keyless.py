@@ -9,17 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
 
 from sqlalchemy import update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from sitetools.core.context import Ctx
+from sitetools.core.db import insert_if_missing
 from sitetools.core.errors import ServiceError
 from sitetools.jobs.models import KeylessRunCount
 
-__all__ = ["OVERALL", "Keyless", "count_keyless_run"]
+__all__ = ["OVERALL", "Keyless", "count_keyless_run", "require_keyless_runs"]
 
 OVERALL = "*"
 
@@ -29,7 +27,6 @@ class Keyless:
     """An anonymous caller, known by its network."""
 
     network: str
-    kind: Literal["keyless"] = "keyless"
 
     @property
     def client_id(self) -> str:
@@ -41,24 +38,23 @@ def _day(now: datetime) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
-async def count_keyless_run(ctx: Ctx, caller: Keyless) -> None:
-    """Count one run in the caller's transaction: 503 ``try_tier_unavailable`` when keyless
-    use is off, 429 ``try_limit_reached`` when the network's or the overall count is used up."""
-    settings = ctx.settings
-    if not settings.keyless_enabled or settings.keyless_daily_runs <= 0:
+def require_keyless_runs(ctx: Ctx) -> None:
+    """503 ``try_tier_unavailable`` when keyless use, or its runs, are switched off."""
+    if not ctx.settings.keyless_enabled or ctx.settings.keyless_daily_runs <= 0:
         raise ServiceError("try_tier_unavailable")
+
+
+async def count_keyless_run(ctx: Ctx, caller: Keyless) -> None:
+    """Count one run in the caller's transaction (after ``require_keyless_runs``): 429
+    ``try_limit_reached`` when the network's or the overall count is used up."""
+    settings = ctx.settings
     now = ctx.now()
     start, end = _day(now)
-    insert = pg_insert if ctx.db.get_bind().dialect.name == "postgresql" else sqlite_insert
     for network, limit in (
         (caller.network, settings.keyless_daily_runs_per_network),
         (OVERALL, settings.keyless_daily_runs),
     ):
-        await ctx.db.execute(
-            insert(KeylessRunCount)
-            .values(day=start, network=network, used=0)
-            .on_conflict_do_nothing()
-        )
+        await insert_if_missing(ctx.db, KeylessRunCount, day=start, network=network, used=0)
         # One conditional UPDATE: concurrent runs never pass the limit on either backend.
         counted = await ctx.db.execute(
             update(KeylessRunCount)

@@ -23,7 +23,7 @@ from sitetools.core.errors import ServiceError, envelope
 from sitetools.core.ids import new_id
 from sitetools.core.pagination import decode_cursor, encode_cursor
 from sitetools.core.signals import JOBS_QUEUED, job_channel
-from sitetools.jobs.keyless import Keyless, count_keyless_run
+from sitetools.jobs.keyless import Keyless, count_keyless_run, require_keyless_runs
 from sitetools.jobs.models import InputRequest, Job
 from sitetools.jobs.questions import check_answers, is_secret
 from sitetools.jobs.schemas import (
@@ -204,8 +204,8 @@ async def start_run(ctx: Ctx, caller: Starter, data: RunIn, *, origin: str = "re
     A keyless caller runs only public read-only tools that need no login (else 401)."""
     digest = _request_digest(data)
     keyless = isinstance(caller, Keyless)
-    if keyless and not ctx.settings.keyless_enabled:
-        raise ServiceError("try_tier_unavailable")
+    if keyless:
+        require_keyless_runs(ctx)
     if data.retry_key is not None:
         existing = await _existing_for_retry(ctx, caller, data.retry_key)
         if existing is not None:

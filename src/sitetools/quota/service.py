@@ -12,14 +12,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from sqlalchemy import select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 if TYPE_CHECKING:
     from sitetools.accounts.models import Account
 from sitetools.accounts.service import load_account
 from sitetools.auth.caller import Caller
 from sitetools.core.context import Ctx
+from sitetools.core.db import insert_if_missing
 from sitetools.core.errors import ServiceError
 from sitetools.core.ids import new_id
 from sitetools.quota.models import QuotaCounter, QuotaReservation
@@ -79,8 +78,7 @@ async def _ensure_row(ctx: Ctx, account_id: str, counter: Counter, start: dateti
         "used": 0,
         "reserved": 0,
     }
-    insert = pg_insert if ctx.db.get_bind().dialect.name == "postgresql" else sqlite_insert
-    await ctx.db.execute(insert(QuotaCounter).values(**values).on_conflict_do_nothing())
+    await insert_if_missing(ctx.db, QuotaCounter, **values)
 
 
 def _key(account_id: str, counter: Counter, start: datetime) -> tuple[object, ...]:

@@ -279,9 +279,6 @@ class _Failure(Exception):  # noqa: N818
         super().__init__(code)
 
 
-_background: set[asyncio.Task[None]] = set()
-
-
 def _materialize(workdir: Path, files: dict[str, str]) -> None:
     for name, content in files.items():
         path = (workdir / name).resolve()
