@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import threading
@@ -39,14 +40,11 @@ def _pg_admin_url() -> str:
     return PG_URL.replace("postgresql+asyncpg://", "postgresql://")
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
-def database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """A freshly migrated database for the whole session (one per backend)."""
-    if request.param == "sqlite":
-        path = tmp_path_factory.mktemp("db") / "sitetools.db"
-        url = f"sqlite+aiosqlite:///{path}"
+@contextlib.contextmanager
+def fresh_database(backend: str, directory: Path) -> Iterator[str]:
+    """A newly migrated database of ``backend`` (SQLite under ``directory``), dropped after."""
+    if backend == "sqlite":
+        url = f"sqlite+aiosqlite:///{directory / 'sitetools.db'}"
         migrate(url)
         yield url
         return
@@ -64,8 +62,19 @@ def database_url(
     base = admin.rsplit("/", 1)[0]
     url = f"{base}/{name}".replace("postgresql://", "postgresql+asyncpg://")
     migrate(url)
-    yield url
-    asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    try:
+        yield url
+    finally:
+        asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A freshly migrated database for the whole session (one per backend)."""
+    with fresh_database(request.param, tmp_path_factory.mktemp("db")) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -147,3 +156,12 @@ class LiveServer:
 def live_server(data_dir: Path, database_url: str, clock: MovableClock) -> Iterator[LiveServer]:
     with LiveServer(make_settings(data_dir, database_url), clock) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def receiver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real HTTPS webhook receiver (tests/webhooks/receiver.py), one per session."""
+    from tests.webhooks.receiver import RunningReceiver
+
+    with RunningReceiver(tmp_path_factory.mktemp("receiver")) as running:
+        yield running

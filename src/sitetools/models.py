@@ -14,6 +14,7 @@ from sitetools.jobs.models import InputRequest, Job, KeylessRunCount
 from sitetools.keys.models import ApiKey
 from sitetools.quota.models import QuotaCounter, QuotaReservation
 from sitetools.tools.models import Integration, Tool, ToolVersion
+from sitetools.webhooks.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
 
 __all__ = [
     "Account",
@@ -33,4 +34,8 @@ __all__ = [
     "Tool",
     "ToolVersion",
     "User",
+    "Webhook",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEvent",
 ]

@@ -22,6 +22,7 @@ from tests.conftest import LiveServer, make_settings
 from tests.jobs.tools import TEST_TOOLS
 from tests.shop import Shop, running_shop
 from tests.support import MovableClock, Person, ctx_for, new_person
+from tests.webhooks.receiver import Receiver
 
 DEMO = Path(__file__).resolve().parents[2] / "examples/integrations/demo-shop"
 
@@ -34,12 +35,14 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shop]:
 
 @pytest.fixture(scope="session")
 def jobs_server(
-    data_dir: Path, database_url: str, clock: MovableClock, shop: Shop
+    data_dir: Path, database_url: str, clock: MovableClock, shop: Shop, receiver: Receiver
 ) -> Iterator[LiveServer]:
     settings = make_settings(
         data_dir,
         database_url,
         egress_allow=shop.allow,
+        webhook_allow=receiver.allow,
+        webhook_ca_file=receiver.ca_file,
         worker_concurrency=6,
         runtime_memory_mb=1024,
         runtime_max_processes=48,

@@ -26,6 +26,7 @@ __all__ = [
     "AccountType",
     "add_member",
     "create_account",
+    "current_members",
     "find_user",
     "get_account",
     "get_preferences",
@@ -164,6 +165,19 @@ async def lock_membership(ctx: Ctx, membership_id: str) -> None:
     await ctx.db.execute(
         update(Membership).where(Membership.id == membership_id).values(id=Membership.id)
     )
+
+
+async def current_members(ctx: Ctx, membership_ids: set[str]) -> dict[str, tuple[str, str]]:
+    """``membership_id → (user_id, email)`` of those still in their account (departed and
+    unknown ones are left out)."""
+    if not membership_ids:
+        return {}
+    rows = await ctx.db.execute(
+        select(Membership.id, User.id, User.email)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.id.in_(membership_ids), Membership.ended_at.is_(None))
+    )
+    return {membership: (user, email) for membership, user, email in rows.all()}
 
 
 async def get_account(ctx: Ctx, caller: Caller) -> AccountOut:

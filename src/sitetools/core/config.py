@@ -72,6 +72,16 @@ class Settings(BaseSettings):
     runtime_open_files: int = Field(default=1024, ge=64)
     runtime_spare_processes: int = Field(default=3, ge=0, le=64)
 
+    # Webhooks (issue 6). Comma-separated host:port or CIDR entries deliveries may reach
+    # although not public (tests, private deployments), and an extra trusted CA (PEM file).
+    webhook_allow: str = ""
+    webhook_ca_file: Path | None = None
+    # spec: "Limits" - the receiver answers within 10 seconds (lower only for tests).
+    webhook_timeout_seconds: float = Field(default=10.0, gt=0, le=10)
+    webhook_concurrency: int = Field(default=128, ge=1, le=4096)
+    webhook_concurrency_per_endpoint: int = Field(default=16, ge=1, le=1024)
+    webhook_lease_seconds: int = Field(default=30, ge=2)
+
     @field_validator("base_url")
     @classmethod
     def _strip_trailing_slash(cls, value: str) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -15,7 +16,7 @@ from sitetools.core.crypto import Keyring, PasswordHashing
 from sitetools.core.fastread import AnySelect, CommittedReader
 from sitetools.core.signals import Signals
 
-__all__ = ["AppServices", "Ctx"]
+__all__ = ["AppServices", "Ctx", "unit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,3 +108,20 @@ class Ctx:
             return self.app.reader.all(statement, params, once=once)
         rows: Sequence[Any] = (await self.db.execute(statement, params)).all()
         return rows
+
+
+@asynccontextmanager
+async def unit(
+    services: AppServices, sessions: async_sessionmaker[AsyncSession]
+) -> AsyncIterator[Ctx]:
+    """One short transaction of background work: committed on success, rolled back on error."""
+    ctx = Ctx(None, services, sessions)
+    try:
+        yield ctx
+        await ctx.commit()
+    except BaseException:
+        await ctx.rollback()
+        raise
+    finally:
+        if ctx.opened:
+            await ctx.db.close()

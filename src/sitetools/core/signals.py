@@ -11,9 +11,10 @@ import contextlib
 from collections import defaultdict
 from collections.abc import Iterator
 
-__all__ = ["JOBS_QUEUED", "Listener", "Signals", "job_channel"]
+__all__ = ["JOBS_QUEUED", "WEBHOOKS_DUE", "Listener", "Signals", "job_channel"]
 
 JOBS_QUEUED = "jobs:queued"
+WEBHOOKS_DUE = "webhooks:due"
 
 
 def job_channel(job_id: str) -> str:

@@ -23,6 +23,7 @@ from sitetools.core.errors import ServiceError, envelope
 from sitetools.core.ids import new_id
 from sitetools.core.pagination import decode_cursor, encode_cursor
 from sitetools.core.signals import JOBS_QUEUED, job_channel
+from sitetools.jobs import events
 from sitetools.jobs.keyless import Keyless, count_keyless_run, require_keyless_runs
 from sitetools.jobs.models import InputRequest, Job
 from sitetools.jobs.questions import check_answers, is_secret
@@ -42,6 +43,7 @@ from sitetools.jobs.schemas import (
 from sitetools.jobs.states import ACTIVE, TERMINAL, move
 from sitetools.quota import service as quota
 from sitetools.tools.service import runnable_tool
+from sitetools.webhooks.outbox import stop_question_events
 
 __all__ = [
     "PROTECTED_INPUT",
@@ -57,6 +59,7 @@ __all__ = [
     "job_out",
     "list_jobs",
     "notify_job",
+    "pending_out",
     "protected_input_url",
     "protected_request",
     "read_job",
@@ -314,7 +317,7 @@ async def _pending_request(ctx: Ctx, job: Job) -> InputRequest | None:
     )
 
 
-def _pending_out(ctx: Ctx, job: Job, request: InputRequest) -> PendingInput:
+def pending_out(ctx: Ctx, job: Job, request: InputRequest) -> PendingInput:
     questions = [QuestionOut.model_validate(_public_question(q)) for q in request.questions]
     return PendingInput(
         request_id=request.id,
@@ -346,7 +349,7 @@ async def job_detail(ctx: Ctx, job: Job, *, with_result: Any = None) -> JobDetai
         **base,
         result=with_result,
         error=_error_body(ctx, job),
-        pending_input=_pending_out(ctx, job, request) if request is not None else None,
+        pending_input=pending_out(ctx, job, request) if request is not None else None,
     )
 
 
@@ -431,6 +434,7 @@ async def _close_requests(ctx: Ctx, job: Job) -> None:
     ):
         request.state = "closed"
         request.answers_enc = None
+        await stop_question_events(ctx, request.id)
 
 
 async def end_job(
@@ -455,6 +459,7 @@ async def end_job(
     if job.quota_reservation_id is not None:
         # A job that never started gives its unit back; one that started has used it.
         await quota.release(ctx, job.quota_reservation_id)
+    await events.job_ended(ctx, job)
     await ctx.db.flush()
     notify_job(ctx, job.id)
 
@@ -527,6 +532,7 @@ async def accept_answers(
     request.state = "answered"
     request.answered_at = now
     request.answers_enc = encrypt_json(ctx, ANSWERS_PURPOSE, job.id, answers)
+    await stop_question_events(ctx, request.id)
     move(job, "running", now, question=None, waiting_since=None)
     await ctx.db.flush()
     notify_job(ctx, job.id)

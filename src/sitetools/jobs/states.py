@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sitetools.jobs.models import Job
 
-__all__ = ["ACTIVE", "TERMINAL", "TRANSITIONS", "InvalidTransitionError", "move"]
+__all__ = [
+    "ACTIVE",
+    "RESULT_RETENTION",
+    "TERMINAL",
+    "TRANSITIONS",
+    "InvalidTransitionError",
+    "move",
+]
+
+# spec: "Limits" - result retention at most 5 minutes after the job ends.
+RESULT_RETENTION = timedelta(minutes=5)
 
 TERMINAL = frozenset({"succeeded", "failed", "cancelled"})
 ACTIVE = frozenset({"queued", "running", "needs_input"})

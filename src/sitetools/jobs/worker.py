@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 from sitetools.core.context import Ctx
 from sitetools.core.errors import ServiceError
 from sitetools.core.ids import new_id
+from sitetools.jobs import events
 from sitetools.jobs.models import InputRequest, Job
 from sitetools.jobs.questions import is_secret
 from sitetools.jobs.service import (
@@ -25,10 +26,13 @@ from sitetools.jobs.service import (
     encrypt_json,
     end_job,
     notify_job,
+    pending_out,
+    protected_input_url,
 )
-from sitetools.jobs.states import ACTIVE, move
+from sitetools.jobs.states import ACTIVE, RESULT_RETENTION, move
 from sitetools.quota import service as quota
 from sitetools.tools.service import ToolCode, tool_code, tool_login_fields
+from sitetools.webhooks.outbox import stop_question_events
 
 __all__ = [
     "DEFAULT_QUESTION_SECONDS",
@@ -45,12 +49,13 @@ __all__ = [
     "set_stage",
     "succeed",
     "take_answers",
+    "warn_expiring_questions",
 ]
 
 # decisions: "Jobs" - questions expire after 15 minutes unless the tool asks for less.
 DEFAULT_QUESTION_SECONDS = 15 * 60
-# spec: "Limits" - result retention at most 5 minutes after the job ends.
-RESULT_RETENTION = timedelta(minutes=5)
+# spec: "Webhook" - job.input_expiring when at most three minutes remain.
+EXPIRING_WARNING = timedelta(minutes=3)
 
 
 @dataclass(frozen=True)
@@ -182,6 +187,7 @@ async def ask(
         input_version=request.version,
     )
     await ctx.db.flush()
+    await events.needs_input(ctx, job, pending_out(ctx, job, request))
     notify_job(ctx, job.id)
     return request
 
@@ -239,11 +245,37 @@ async def expire_questions(ctx: Ctx) -> int:
     )
     for request in requests:
         request.state = "expired"
+        await stop_question_events(ctx, request.id)
         await ctx.db.flush()
         job = await ctx.db.scalar(select(Job).where(Job.id == request.job_id).with_for_update())
         if job is not None and job.status == "needs_input":
             possible_commit = job.effect == "write" and job.reached_site
             await end_job(ctx, job, "failed", code="no_response", possible_commit=possible_commit)
+    await ctx.db.flush()
+    return len(requests)
+
+
+async def warn_expiring_questions(ctx: Ctx) -> int:
+    """``job.input_expiring`` once per question, when at most three minutes remain."""
+    now = ctx.now()
+    requests = list(
+        await ctx.db.scalars(
+            select(InputRequest)
+            .where(
+                InputRequest.state == "pending",
+                InputRequest.expiring_sent.is_(False),
+                InputRequest.expires_at <= now + EXPIRING_WARNING,
+                InputRequest.expires_at > now,
+            )
+            .with_for_update(skip_locked=True)
+        )
+    )
+    for request in requests:
+        request.expiring_sent = True
+        job = await ctx.db.scalar(select(Job).where(Job.id == request.job_id))
+        if job is not None and job.status == "needs_input":
+            url = protected_input_url(ctx, job, request)
+            await events.input_expiring(ctx, job, request, url)
     await ctx.db.flush()
     return len(requests)
 
@@ -282,6 +314,7 @@ async def recover_lost(ctx: Ctx) -> int:
                 )
             ):
                 request.state = "closed"
+                await stop_question_events(ctx, request.id)
             move(
                 job,
                 "queued",

@@ -8,12 +8,13 @@ from sitetools.keys.operations import OPERATIONS as API_KEYS
 from sitetools.operations.registry import Operation
 from sitetools.quota.operations import OPERATIONS as QUOTA
 from sitetools.tools.operations import OPERATIONS as TOOLS
+from sitetools.webhooks.operations import OPERATIONS as WEBHOOKS
 
 __all__ = ["all_operations"]
 
 
 def all_operations() -> list[Operation]:
-    operations = [*ACCOUNT, *API_KEYS, *QUOTA, *TOOLS, *JOBS]
+    operations = [*ACCOUNT, *API_KEYS, *QUOTA, *TOOLS, *WEBHOOKS, *JOBS]
     ids = [op.operation_id for op in operations]
     if len(ids) != len(set(ids)):
         raise ValueError("operationId declared twice")

@@ -18,16 +18,20 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from sitetools.core.context import AppServices
 from sitetools.core.ids import new_id
-from sitetools.core.signals import JOBS_QUEUED
+from sitetools.core.signals import JOBS_QUEUED, WEBHOOKS_DUE
 from sitetools.jobs import worker as steps
 from sitetools.quota import service as quota
 from sitetools.runtime.spares import SpareProcesses
+from sitetools.webhooks import dispatcher as webhooks
+from sitetools.webhooks.dispatcher import Dispatcher
+from sitetools.webhooks.outbox import NOTIFY_CHANNEL as WEBHOOKS_CHANNEL
 from sitetools.worker.runner import RunContext, limits_of, run_job, unit
 
 __all__ = ["Worker"]
 
 _log = structlog.get_logger("sitetools.worker")
 _SWEEP_EVERY = 1.0
+_PRUNE_EVERY = 60  # sweeps
 _IDLE_WAIT = 1.0
 
 
@@ -62,7 +66,10 @@ class Worker:
 
     async def run(self) -> None:
         listener = await self._listen()
-        sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+        loop = asyncio.get_running_loop()
+        sweeper = loop.create_task(self._sweep_forever())
+        dispatcher = Dispatcher(self.services, self.sessions, self.worker_id)
+        dispatching = loop.create_task(dispatcher.run())
         settings = self.services.settings
         spares = SpareProcesses(limits_of(settings), settings.runtime_spare_processes)
         spares.fill()
@@ -91,9 +98,10 @@ class Worker:
                     await listener.wait(_IDLE_WAIT)
         finally:
             sweeper.cancel()
+            dispatching.cancel()
             for task in list(self._running):
                 task.cancel()
-            for task in [sweeper, *self._running]:
+            for task in [sweeper, dispatching, *self._running]:
                 with contextlib.suppress(BaseException):
                     await task
             await spares.close()
@@ -103,7 +111,7 @@ class Worker:
             _log.info("worker_stopped", worker_id=self.worker_id)
 
     async def _listen(self) -> Any:
-        """PostgreSQL: LISTEN for new jobs from other processes."""
+        """PostgreSQL: LISTEN for new jobs and webhook events from other processes."""
         if self.engine.dialect.name != "postgresql":
             return None
         import asyncpg  # type: ignore[import-untyped]
@@ -116,18 +124,24 @@ class Worker:
             return None
         signals = self.services.signals
 
-        def wake(*_args: Any) -> None:
+        def wake_workers(*_args: Any) -> None:
             signals.notify(JOBS_QUEUED)
 
-        await connection.add_listener("sitetools_jobs", wake)
+        def wake_dispatcher(*_args: Any) -> None:
+            signals.notify(WEBHOOKS_DUE)
+
+        await connection.add_listener("sitetools_jobs", wake_workers)
+        await connection.add_listener(WEBHOOKS_CHANNEL, wake_dispatcher)
         return connection
 
-    async def sweep_once(self) -> None:
+    async def sweep_once(self, *, prune: bool = False) -> None:
         for step in (
+            steps.warn_expiring_questions,
             steps.expire_questions,
             steps.recover_lost,
             steps.erase_results,
             quota.release_expired,
+            *((webhooks.prune,) if prune else ()),
         ):
             try:
                 async with unit(self.services, self.sessions) as ctx:
@@ -136,6 +150,8 @@ class Worker:
                 _log.exception("sweep_failed", step=step.__name__)
 
     async def _sweep_forever(self) -> None:
+        sweeps = 0
         while True:
-            await self.sweep_once()
+            await self.sweep_once(prune=sweeps % _PRUNE_EVERY == 0)
+            sweeps += 1
             await asyncio.sleep(_SWEEP_EVERY)

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import shutil
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sitetools.core.config import Settings
-from sitetools.core.context import AppServices, Ctx
+from sitetools.core.context import AppServices, Ctx, unit
 from sitetools.core.signals import job_channel
 from sitetools.jobs import worker as steps
 from sitetools.jobs.models import Job
@@ -35,23 +34,6 @@ _log = structlog.get_logger("sitetools.runner")
 _TICK = 0.2
 _RENEW_EVERY = 5.0
 _STAGES = {"starting", "signing_in", "running", "validating"}
-
-
-@contextlib.asynccontextmanager
-async def unit(
-    services: AppServices, sessions: async_sessionmaker[AsyncSession]
-) -> AsyncIterator[Ctx]:
-    """One short transaction of worker work: committed on success, rolled back on error."""
-    ctx = Ctx(None, services, sessions)
-    try:
-        yield ctx
-        await ctx.commit()
-    except BaseException:
-        await ctx.rollback()
-        raise
-    finally:
-        if ctx.opened:
-            await ctx.db.close()
 
 
 class _Stop(Exception):  # noqa: N818 - a signal, not an error

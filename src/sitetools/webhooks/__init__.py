@@ -1,0 +1,1 @@
+"""Webhooks: signed, retried deliveries of job events (the outbox and its dispatcher)."""

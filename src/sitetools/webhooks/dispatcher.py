@@ -1,0 +1,404 @@
+"""The dispatcher: claims due deliveries under a lease, sends them, records what happened.
+
+It runs in every worker process (embedded on SQLite, or any number on PostgreSQL). Rows are the
+only state: a delivery claimed by a process that dies is claimed again once its lease runs out,
+with the same ``webhook-id``, so a crash or restart loses nothing (at least once). Each delivery
+is its own task and at most ``webhook_concurrency_per_endpoint`` are in flight per webhook, so a
+slow or dead receiver never holds up another webhook's deliveries. Outcomes are written in
+batches (one transaction for whatever finished meanwhile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import structlog
+from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from sitetools.core.context import AppServices, Ctx, unit
+from sitetools.core.ids import new_id
+from sitetools.core.signals import WEBHOOKS_DUE
+from sitetools.webhooks.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
+from sitetools.webhooks.signing import SecretUnreadableError, signature_header, signing_secrets
+from sitetools.webhooks.transport import PostResult, Sender
+
+__all__ = ["FAILURES_BEFORE_DISABLE", "RETRY_AFTER", "Dispatcher", "disable_webhook", "prune"]
+
+_log = structlog.get_logger("sitetools.webhooks")
+
+# spec: "Delivery" 3 - retry after 5 s, 20 s, 1 min, 3 min and 10 min, then give up.
+RETRY_AFTER = (
+    timedelta(seconds=5),
+    timedelta(seconds=20),
+    timedelta(minutes=1),
+    timedelta(minutes=3),
+    timedelta(minutes=10),
+)
+# spec: "Delivery" 5.
+FAILURES_BEFORE_DISABLE = 20
+_IDLE_WAIT = 1.0
+_BATCH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    delivery_id: str
+    webhook_id: str
+    event_id: str
+    event_type: str
+    attempts: int
+    url: str
+    body: str
+    secret_enc: bytes
+    previous_secret_enc: bytes | None
+    previous_secret_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    claimed: Claimed
+    result: PostResult
+    at: datetime
+
+
+async def disable_webhook(ctx: Ctx, webhook_id: str, reason: str) -> bool:
+    """Turn an active webhook off; its undelivered events are dropped (replayable later)."""
+    now = ctx.now()
+    changed = await ctx.db.execute(
+        update(Webhook)
+        .where(Webhook.id == webhook_id, Webhook.status == "active")
+        .values(status="disabled", disabled_reason=reason, updated_at=now)
+    )
+    if not changed.rowcount:  # type: ignore[attr-defined]
+        return False
+    await ctx.db.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.webhook_id == webhook_id, WebhookDelivery.state == "pending")
+        .values(state="dropped", ended_at=now, lease_owner=None, lease_expires_at=None)
+    )
+    return True
+
+
+def sign_headers(services: AppServices, claimed: Claimed, now: datetime) -> list[tuple[str, str]]:
+    """Standard Webhooks headers for one attempt (the timestamp is the attempt's)."""
+    secrets = signing_secrets(
+        services.keyring,
+        claimed.webhook_id,
+        claimed.secret_enc,
+        claimed.previous_secret_enc,
+        claimed.previous_secret_until,
+        now,
+    )
+    stamp = int(now.timestamp())
+    body = claimed.body.encode()
+    return [
+        ("webhook-id", claimed.event_id),
+        ("webhook-timestamp", str(stamp)),
+        (
+            "webhook-signature",
+            signature_header(secrets, claimed.event_id, stamp, body),
+        ),
+    ]
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        services: AppServices,
+        sessions: async_sessionmaker[AsyncSession],
+        owner: str,
+    ) -> None:
+        self.services = services
+        self.sessions = sessions
+        self.owner = owner
+        settings = services.settings
+        self.concurrency = settings.webhook_concurrency
+        self.per_endpoint = settings.webhook_concurrency_per_endpoint
+        self.sender = Sender(settings, max_connections=max(self.concurrency, 16))
+        self._in_flight: Counter[str] = Counter()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._outcomes: asyncio.Queue[Outcome] = asyncio.Queue()
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Claim and send until cancelled."""
+        writer = asyncio.get_running_loop().create_task(self._write_forever())
+        signals = self.services.signals
+        try:
+            while True:
+                with signals.listening((WEBHOOKS_DUE,)) as listener:
+                    free = self.concurrency - len(self._tasks)
+                    claimed: list[Claimed] = []
+                    if free > 0:
+                        try:
+                            claimed = await self.claim(free)
+                        except Exception:
+                            _log.exception("webhook_claim_failed")
+                    for item in claimed:
+                        self._start(item)
+                    if claimed and len(claimed) == free:
+                        continue
+                    await listener.wait(_IDLE_WAIT)
+        finally:
+            writer.cancel()
+            for task in list(self._tasks):
+                task.cancel()
+            for task in [writer, *self._tasks]:
+                with contextlib.suppress(BaseException):
+                    await task
+            await self.sender.close()
+
+    def _start(self, claimed: Claimed) -> None:
+        self._in_flight[claimed.webhook_id] += 1
+        task = asyncio.get_running_loop().create_task(self._deliver(claimed))
+        self._tasks.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._tasks.discard(finished)
+            self._in_flight[claimed.webhook_id] -= 1
+            if self._in_flight[claimed.webhook_id] <= 0:
+                del self._in_flight[claimed.webhook_id]
+            # A slot is free again: claim more if some were left waiting.
+            self.services.signals.notify(WEBHOOKS_DUE)
+
+        task.add_done_callback(done)
+
+    async def run_once(self) -> int:
+        """Claim what is due now, send it and record the outcomes (tests, the CLI)."""
+        claimed = await self.claim(self.concurrency)
+        outcomes = await asyncio.gather(*(self.send(item) for item in claimed))
+        if outcomes:
+            await self.record(list(outcomes))
+        return len(outcomes)
+
+    async def close(self) -> None:
+        await self.sender.close()
+
+    # -- claiming ---------------------------------------------------------------------------
+
+    async def claim(self, limit: int) -> list[Claimed]:
+        """Take up to ``limit`` due deliveries of active webhooks, at most ``per_endpoint``
+        in flight per webhook, under a lease; round-robin over webhooks."""
+        async with unit(self.services, self.sessions) as ctx:
+            now = ctx.now()
+            d = WebhookDelivery
+            due = [
+                d.state == "pending",
+                d.next_attempt_at <= now,
+                or_(d.lease_expires_at.is_(None), d.lease_expires_at <= now),
+            ]
+            busy = [hook for hook, count in self._in_flight.items() if count >= self.per_endpoint]
+            ranked_query = (
+                select(
+                    d.id.label("id"),
+                    d.webhook_id.label("webhook_id"),
+                    func.row_number()
+                    .over(partition_by=d.webhook_id, order_by=(d.next_attempt_at, d.id))
+                    .label("rank"),
+                )
+                .join(Webhook, Webhook.id == d.webhook_id)
+                .where(*due, Webhook.status == "active")
+            )
+            if busy:
+                ranked_query = ranked_query.where(d.webhook_id.not_in(busy))
+            ranked = ranked_query.subquery()
+            rows = (
+                await ctx.db.execute(
+                    select(ranked.c.id, ranked.c.webhook_id)
+                    .where(ranked.c.rank <= self.per_endpoint)
+                    .order_by(ranked.c.rank)
+                    .limit(limit)
+                )
+            ).all()
+            taken: list[str] = []
+            room = Counter({hook: self.per_endpoint - n for hook, n in self._in_flight.items()})
+            for delivery_id, hook_id in rows:
+                if room.get(hook_id, self.per_endpoint) > 0:
+                    room[hook_id] = room.get(hook_id, self.per_endpoint) - 1
+                    taken.append(delivery_id)
+            if not taken:
+                return []
+            if ctx.db.get_bind().dialect.name == "postgresql":
+                taken = list(
+                    await ctx.db.scalars(
+                        select(d.id).where(d.id.in_(taken), *due).with_for_update(skip_locked=True)
+                    )
+                )
+            lease = now + timedelta(seconds=self.services.settings.webhook_lease_seconds)
+            ids = list(
+                await ctx.db.scalars(
+                    update(d)
+                    .where(d.id.in_(taken), *due)
+                    .values(lease_owner=self.owner, lease_expires_at=lease)
+                    .returning(d.id)
+                )
+            )
+            if not ids:
+                return []
+            details = await ctx.db.execute(
+                select(
+                    d.id,
+                    d.webhook_id,
+                    d.event_id,
+                    WebhookEvent.type,
+                    d.attempts,
+                    Webhook.url,
+                    WebhookEvent.body,
+                    Webhook.secret_enc,
+                    Webhook.previous_secret_enc,
+                    Webhook.previous_secret_until,
+                )
+                .join(WebhookEvent, WebhookEvent.id == d.event_id)
+                .join(Webhook, Webhook.id == d.webhook_id)
+                .where(d.id.in_(ids))
+            )
+            return [Claimed(*row) for row in details.all()]  # type: ignore[call-arg]
+
+    # -- sending ----------------------------------------------------------------------------
+
+    async def send(self, claimed: Claimed) -> Outcome:
+        now = self.services.clock.now()
+        try:
+            headers = sign_headers(self.services, claimed, now)
+        except SecretUnreadableError:
+            result = PostResult(None, "secret unreadable: rotate the webhook's secret", 0)
+        else:
+            result = await self.sender.post(claimed.url, headers, claimed.body.encode())
+        return Outcome(claimed, result, now)
+
+    async def _deliver(self, claimed: Claimed) -> None:
+        await self._outcomes.put(await self.send(claimed))
+
+    # -- recording --------------------------------------------------------------------------
+
+    async def _write_forever(self) -> None:
+        while True:
+            batch = [await self._outcomes.get()]
+            while len(batch) < _BATCH and not self._outcomes.empty():
+                batch.append(self._outcomes.get_nowait())
+            try:
+                await self.record(batch)
+            except Exception:
+                # Unrecorded: the leases run out and these are sent again (same webhook-id).
+                _log.exception("webhook_record_failed", outcomes=len(batch))
+
+    async def record(self, outcomes: list[Outcome]) -> None:
+        """Write attempts, delivery states and webhook failure counts in one transaction."""
+        async with unit(self.services, self.sessions) as ctx:
+            hooks = {o.claimed.webhook_id for o in outcomes}
+            existing = set(await ctx.db.scalars(select(Webhook.id).where(Webhook.id.in_(hooks))))
+            for outcome in outcomes:
+                if outcome.claimed.webhook_id in existing:
+                    await self._record_one(ctx, outcome)
+
+    async def _record_one(self, ctx: Ctx, outcome: Outcome) -> None:
+        claimed, result = outcome.claimed, outcome.result
+        now = ctx.now()
+        attempts = claimed.attempts + 1
+        state, next_at, label = "pending", None, "retrying"
+        if result.delivered:
+            state, label = "delivered", "delivered"
+        elif result.status == 413:
+            state, label = "dropped", "dropped"
+        elif result.status == 410:
+            state, label = "failed", "disabled"
+        elif attempts > len(RETRY_AFTER):
+            state, label = "failed", "failed"
+        else:
+            next_at = now + RETRY_AFTER[attempts - 1]
+        values: dict[str, object] = {
+            "attempts": attempts,
+            "state": state,
+            "lease_owner": None,
+            "lease_expires_at": None,
+        }
+        if next_at is not None:
+            values["next_attempt_at"] = next_at
+        else:
+            values["ended_at"] = now
+        d = WebhookDelivery
+        await ctx.db.execute(
+            update(d)
+            .where(d.id == claimed.delivery_id, d.lease_owner == self.owner, d.state == "pending")
+            .values(**values)
+        )
+        ctx.db.add(
+            WebhookAttempt(
+                id=new_id("att"),
+                webhook_id=claimed.webhook_id,
+                event_id=claimed.event_id,
+                event_type=claimed.event_type,
+                attempted_at=outcome.at,
+                status=result.status,
+                latency_ms=result.latency_ms,
+                error=result.error,
+                outcome=label,
+            )
+        )
+        await self._account(ctx, claimed.webhook_id, result, now)
+
+    async def _account(self, ctx: Ctx, webhook_id: str, result: PostResult, now: datetime) -> None:
+        """spec: "Delivery" 4-5 - success clears the failure run; 410 turns the webhook off
+        (`gone`); 20 failures in a row turn it off (`unreachable`); 413 is neither."""
+        if result.delivered:
+            await ctx.db.execute(
+                update(Webhook)
+                .where(Webhook.id == webhook_id)
+                .values(consecutive_failures=0, last_delivery_at=now)
+            )
+            return
+        if result.status == 413:
+            return
+        if result.status == 410:
+            if await disable_webhook(ctx, webhook_id, "gone"):
+                _log.info("webhook_disabled", webhook_id=webhook_id, reason="gone")
+            return
+        failures = await ctx.db.scalar(
+            update(Webhook)
+            .where(Webhook.id == webhook_id)
+            .values(consecutive_failures=Webhook.consecutive_failures + 1)
+            .returning(Webhook.consecutive_failures)
+        )
+        if (
+            failures is not None
+            and failures >= FAILURES_BEFORE_DISABLE
+            and await disable_webhook(ctx, webhook_id, "unreachable")
+        ):
+            _log.info("webhook_disabled", webhook_id=webhook_id, reason="unreachable")
+
+
+# Ended deliveries, their events and attempts are kept this long (replay, the attempts list).
+RETENTION = timedelta(days=7)
+ATTEMPTS_KEPT = 100
+
+
+async def prune(ctx: Ctx) -> int:
+    """Forget what is older than the retention: ended deliveries, events nobody still needs,
+    attempts beyond the last 100 of each webhook."""
+    cutoff = ctx.now() - RETENTION
+    d, e, a = WebhookDelivery, WebhookEvent, WebhookAttempt
+    removed = await ctx.db.execute(delete(d).where(d.state != "pending", d.ended_at < cutoff))
+    await ctx.db.execute(
+        delete(e).where(e.created_at < cutoff, ~select(d.id).where(d.event_id == e.id).exists())
+    )
+    ranked = select(
+        a.id.label("id"),
+        func.row_number()
+        .over(partition_by=a.webhook_id, order_by=(a.attempted_at.desc(), a.id.desc()))
+        .label("rank"),
+    ).subquery()
+    await ctx.db.execute(
+        delete(a).where(
+            or_(
+                a.attempted_at < cutoff,
+                a.id.in_(select(ranked.c.id).where(ranked.c.rank > ATTEMPTS_KEPT)),
+            )
+        )
+    )
+    return int(removed.rowcount or 0)  # type: ignore[attr-defined]
