@@ -119,10 +119,11 @@ class Dispatcher:
         settings = services.settings
         self.concurrency = settings.webhook_concurrency
         self.per_endpoint = settings.webhook_concurrency_per_endpoint
-        self.sender = Sender(settings, max_connections=max(self.concurrency, 16))
+        self.sender = Sender(settings, max_connections=self.per_endpoint)
         self._in_flight: Counter[str] = Counter()
         self._tasks: set[asyncio.Task[None]] = set()
         self._outcomes: asyncio.Queue[Outcome] = asyncio.Queue()
+        self._starved = False
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -164,8 +165,9 @@ class Dispatcher:
             self._in_flight[claimed.webhook_id] -= 1
             if self._in_flight[claimed.webhook_id] <= 0:
                 del self._in_flight[claimed.webhook_id]
-            # A slot is free again: claim more if some were left waiting.
-            self.services.signals.notify(WEBHOOKS_DUE)
+            if self._starved:
+                # A slot is free again and due rows were left waiting: claim more.
+                self.services.signals.notify(WEBHOOKS_DUE)
 
         task.add_done_callback(done)
 
@@ -183,8 +185,8 @@ class Dispatcher:
     # -- claiming ---------------------------------------------------------------------------
 
     async def claim(self, limit: int) -> list[Claimed]:
-        """Take up to ``limit`` due deliveries of active webhooks, at most ``per_endpoint``
-        in flight per webhook, under a lease; round-robin over webhooks."""
+        """Take up to ``limit`` due deliveries of active webhooks, oldest first, at most
+        ``per_endpoint`` in flight per webhook, under a lease."""
         async with unit(self.services, self.sessions) as ctx:
             now = ctx.now()
             d = WebhookDelivery
@@ -194,34 +196,26 @@ class Dispatcher:
                 or_(d.lease_expires_at.is_(None), d.lease_expires_at <= now),
             ]
             busy = [hook for hook, count in self._in_flight.items() if count >= self.per_endpoint]
-            ranked_query = (
-                select(
-                    d.id.label("id"),
-                    d.webhook_id.label("webhook_id"),
-                    func.row_number()
-                    .over(partition_by=d.webhook_id, order_by=(d.next_attempt_at, d.id))
-                    .label("rank"),
-                )
+            # The oldest due rows (the due index); webhooks already at their cap are left out so
+            # one webhook's backlog cannot crowd the others out of the window.
+            candidates = (
+                select(d.id, d.webhook_id)
                 .join(Webhook, Webhook.id == d.webhook_id)
                 .where(*due, Webhook.status == "active")
+                .order_by(d.next_attempt_at)
+                .limit(limit * 4)
             )
             if busy:
-                ranked_query = ranked_query.where(d.webhook_id.not_in(busy))
-            ranked = ranked_query.subquery()
-            rows = (
-                await ctx.db.execute(
-                    select(ranked.c.id, ranked.c.webhook_id)
-                    .where(ranked.c.rank <= self.per_endpoint)
-                    .order_by(ranked.c.rank)
-                    .limit(limit)
-                )
-            ).all()
+                candidates = candidates.where(d.webhook_id.not_in(busy))
+            rows = (await ctx.db.execute(candidates)).all()
             taken: list[str] = []
             room = Counter({hook: self.per_endpoint - n for hook, n in self._in_flight.items()})
             for delivery_id, hook_id in rows:
-                if room.get(hook_id, self.per_endpoint) > 0:
+                if len(taken) < limit and room.get(hook_id, self.per_endpoint) > 0:
                     room[hook_id] = room.get(hook_id, self.per_endpoint) - 1
                     taken.append(delivery_id)
+            # Due rows left behind (caps, capacity): claim again as soon as a slot frees.
+            self._starved = len(taken) < len(rows) or bool(busy)
             if not taken:
                 return []
             if ctx.db.get_bind().dialect.name == "postgresql":
