@@ -49,6 +49,7 @@ bench: install
 	cd bench && ../$(BIN)/python catalog.py
 	cd bench && ../$(BIN)/python runs.py
 	cd bench && ../$(BIN)/python browser.py
+	cd bench && ../$(BIN)/python webhooks.py
 
 clean:
 	rm -rf $(VENV) .sitetools .mypy_cache .ruff_cache

@@ -15,9 +15,10 @@ import contextlib
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import cast
 
 import structlog
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import Table, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sitetools.core.context import AppServices, Ctx, unit
@@ -43,6 +44,10 @@ RETRY_AFTER = (
 FAILURES_BEFORE_DISABLE = 20
 _IDLE_WAIT = 1.0
 _BATCH = 500
+# Core tables for batched statements (no ORM bookkeeping per row).
+_DELIVERIES = cast(Table, WebhookDelivery.__table__)
+_WEBHOOKS = cast(Table, Webhook.__table__)
+_ATTEMPTS = cast(Table, WebhookAttempt.__table__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +124,7 @@ class Dispatcher:
         settings = services.settings
         self.concurrency = settings.webhook_concurrency
         self.per_endpoint = settings.webhook_concurrency_per_endpoint
-        self.sender = Sender(settings, max_connections=self.per_endpoint)
+        self.sender = Sender(settings, max_connections=self.concurrency)
         self._in_flight: Counter[str] = Counter()
         self._tasks: set[asyncio.Task[None]] = set()
         self._outcomes: asyncio.Queue[Outcome] = asyncio.Queue()
@@ -165,8 +170,12 @@ class Dispatcher:
             self._in_flight[claimed.webhook_id] -= 1
             if self._in_flight[claimed.webhook_id] <= 0:
                 del self._in_flight[claimed.webhook_id]
-            if self._starved:
-                # A slot is free again and due rows were left waiting: claim more.
+            # Due rows were left waiting: claim more once a few slots are free (one claim for
+            # several completions, not one each).
+            if self._starved and (
+                self._in_flight.get(claimed.webhook_id, 0) <= self.per_endpoint // 2
+                or len(self._tasks) <= self.concurrency // 2
+            ):
                 self.services.signals.notify(WEBHOOKS_DUE)
 
         task.add_done_callback(done)
@@ -283,88 +292,123 @@ class Dispatcher:
                 _log.exception("webhook_record_failed", outcomes=len(batch))
 
     async def record(self, outcomes: list[Outcome]) -> None:
-        """Write attempts, delivery states and webhook failure counts in one transaction."""
+        """Write attempts, delivery states and webhook failure counts in one transaction
+        (a few statements per batch, not per outcome)."""
         async with unit(self.services, self.sessions) as ctx:
+            now = ctx.now()
             hooks = {o.claimed.webhook_id for o in outcomes}
             existing = set(await ctx.db.scalars(select(Webhook.id).where(Webhook.id.in_(hooks))))
+            outcomes = [o for o in outcomes if o.claimed.webhook_id in existing]
+            if not outcomes:
+                return
+            ended: list[dict[str, object]] = []
+            retried: list[dict[str, object]] = []
+            attempts: list[dict[str, object]] = []
             for outcome in outcomes:
-                if outcome.claimed.webhook_id in existing:
-                    await self._record_one(ctx, outcome)
+                state, label, next_at = _next_state(outcome, now)
+                row = {
+                    "b_id": outcome.claimed.delivery_id,
+                    "b_attempts": outcome.claimed.attempts + 1,
+                }
+                if next_at is None:
+                    ended.append({**row, "b_state": state})
+                else:
+                    retried.append({**row, "b_next": next_at})
+                result = outcome.result
+                attempts.append(
+                    {
+                        "id": new_id("att"),
+                        "webhook_id": outcome.claimed.webhook_id,
+                        "event_id": outcome.claimed.event_id,
+                        "event_type": outcome.claimed.event_type,
+                        "attempted_at": outcome.at,
+                        "status": result.status,
+                        "latency_ms": result.latency_ms,
+                        "error": result.error,
+                        "outcome": label,
+                    }
+                )
+            d = _DELIVERIES.c
+            mine = [
+                d.id == bindparam("b_id"),
+                d.lease_owner == self.owner,
+                d.state == "pending",
+            ]
+            cleared = {"lease_owner": None, "lease_expires_at": None}
+            if ended:
+                await ctx.db.execute(
+                    update(_DELIVERIES)
+                    .where(*mine)
+                    .values(
+                        state=bindparam("b_state"),
+                        attempts=bindparam("b_attempts"),
+                        ended_at=now,
+                        **cleared,
+                    ),
+                    ended,
+                )
+            if retried:
+                await ctx.db.execute(
+                    update(_DELIVERIES)
+                    .where(*mine)
+                    .values(
+                        attempts=bindparam("b_attempts"),
+                        next_attempt_at=bindparam("b_next"),
+                        **cleared,
+                    ),
+                    retried,
+                )
+            await ctx.db.execute(insert(_ATTEMPTS), attempts)
+            for webhook_id in dict.fromkeys(o.claimed.webhook_id for o in outcomes):
+                await self._account(
+                    ctx, webhook_id, [o for o in outcomes if o.claimed.webhook_id == webhook_id]
+                )
 
-    async def _record_one(self, ctx: Ctx, outcome: Outcome) -> None:
-        claimed, result = outcome.claimed, outcome.result
-        now = ctx.now()
-        attempts = claimed.attempts + 1
-        state, next_at, label = "pending", None, "retrying"
-        if result.delivered:
-            state, label = "delivered", "delivered"
-        elif result.status == 413:
-            state, label = "dropped", "dropped"
-        elif result.status == 410:
-            state, label = "failed", "disabled"
-        elif attempts > len(RETRY_AFTER):
-            state, label = "failed", "failed"
-        else:
-            next_at = now + RETRY_AFTER[attempts - 1]
-        values: dict[str, object] = {
-            "attempts": attempts,
-            "state": state,
-            "lease_owner": None,
-            "lease_expires_at": None,
-        }
-        if next_at is not None:
-            values["next_attempt_at"] = next_at
-        else:
-            values["ended_at"] = now
-        d = WebhookDelivery
-        await ctx.db.execute(
-            update(d)
-            .where(d.id == claimed.delivery_id, d.lease_owner == self.owner, d.state == "pending")
-            .values(**values)
-        )
-        ctx.db.add(
-            WebhookAttempt(
-                id=new_id("att"),
-                webhook_id=claimed.webhook_id,
-                event_id=claimed.event_id,
-                event_type=claimed.event_type,
-                attempted_at=outcome.at,
-                status=result.status,
-                latency_ms=result.latency_ms,
-                error=result.error,
-                outcome=label,
-            )
-        )
-        await self._account(ctx, claimed.webhook_id, result, now)
-
-    async def _account(self, ctx: Ctx, webhook_id: str, result: PostResult, now: datetime) -> None:
+    async def _account(self, ctx: Ctx, webhook_id: str, outcomes: list[Outcome]) -> None:
         """spec: "Delivery" 4-5 - success clears the failure run; 410 turns the webhook off
         (`gone`); 20 failures in a row turn it off (`unreachable`); 413 is neither."""
-        if result.delivered:
-            await ctx.db.execute(
-                update(Webhook)
-                .where(Webhook.id == webhook_id)
-                .values(consecutive_failures=0, last_delivery_at=now)
-            )
-            return
-        if result.status == 413:
-            return
-        if result.status == 410:
+        w = _WEBHOOKS.c
+        current = await ctx.db.scalar(
+            select(w.consecutive_failures).where(w.id == webhook_id).with_for_update()
+        )
+        running = peak = current or 0
+        last_delivery, gone = None, False
+        for outcome in outcomes:  # in the order they finished
+            result = outcome.result
+            if result.delivered:
+                running, last_delivery = 0, outcome.at
+            elif result.status == 410:
+                gone = True
+            elif result.status != 413:
+                running += 1
+                peak = max(peak, running)
+        if gone:
             if await disable_webhook(ctx, webhook_id, "gone"):
                 _log.info("webhook_disabled", webhook_id=webhook_id, reason="gone")
             return
-        failures = await ctx.db.scalar(
-            update(Webhook)
-            .where(Webhook.id == webhook_id)
-            .values(consecutive_failures=Webhook.consecutive_failures + 1)
-            .returning(Webhook.consecutive_failures)
-        )
-        if (
-            failures is not None
-            and failures >= FAILURES_BEFORE_DISABLE
-            and await disable_webhook(ctx, webhook_id, "unreachable")
+        values: dict[str, object] = {"consecutive_failures": running}
+        if last_delivery is not None:
+            values["last_delivery_at"] = last_delivery
+        await ctx.db.execute(update(_WEBHOOKS).where(w.id == webhook_id).values(**values))
+        if peak >= FAILURES_BEFORE_DISABLE and await disable_webhook(
+            ctx, webhook_id, "unreachable"
         ):
             _log.info("webhook_disabled", webhook_id=webhook_id, reason="unreachable")
+
+
+def _next_state(outcome: Outcome, now: datetime) -> tuple[str, str, datetime | None]:
+    """(delivery state, attempt outcome, next attempt time or None once it ended)."""
+    result = outcome.result
+    attempts = outcome.claimed.attempts + 1
+    if result.delivered:
+        return "delivered", "delivered", None
+    if result.status == 413:
+        return "dropped", "dropped", None
+    if result.status == 410:
+        return "failed", "disabled", None
+    if attempts > len(RETRY_AFTER):
+        return "failed", "failed", None
+    return "pending", "retrying", now + RETRY_AFTER[attempts - 1]
 
 
 # Ended deliveries, their events and attempts are kept this long (replay, the attempts list).

@@ -1,4 +1,4 @@
-"""HTTPS POSTs to webhook receivers, connecting only to checked addresses.
+"""HTTPS POSTs to webhook receivers (aiohttp), connecting only to checked addresses.
 
 The host of each new connection is resolved here and the address checked (public, or named in
 ``SITETOOLS_WEBHOOK_ALLOW``) before connecting to exactly that address, so a name that resolves
@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
+import socket
 import ssl
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
+import aiohttp
 import certifi
-import httpcore
+from aiohttp.abc import AbstractResolver, ResolveResult
 
-from sitetools.core.addresses import AddressRefusedError, AllowList, resolve_admitted
+from sitetools.core.addresses import (
+    AddressRefusedError,
+    AllowList,
+    public_address,
+    resolve_admitted,
+)
 from sitetools.core.config import Settings
 
 __all__ = ["PostResult", "Sender"]
@@ -49,36 +55,41 @@ def _ssl_context(ca_file: Path | None) -> ssl.SSLContext:
     return context
 
 
-class _CheckedBackend(httpcore.AsyncNetworkBackend):
-    """Connects to the checked address of the host, never to what a later lookup says."""
+class _CheckedResolver(AbstractResolver):
+    """Answers only the checked address of a host: the connection goes exactly there."""
 
     def __init__(self, allow: AllowList) -> None:
         self._allow = allow
-        self._inner = httpcore.AnyIOBackend()
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        address = await resolve_admitted(host, port, self._allow, lookup_seconds=timeout or 10.0)
-        return await self._inner.connect_tcp(
-            address, port, timeout=timeout, local_address=local_address, socket_options=None
-        )
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        address = await resolve_admitted(host, port, self._allow)
+        return [
+            {
+                "hostname": host,
+                "host": address,
+                "port": port,
+                "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+        ]
 
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        raise AddressRefusedError("unix sockets are not webhook receivers")
+    async def close(self) -> None:
+        return None
 
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+
+def _check_literal(url: str, allow: AllowList) -> None:
+    """An IP literal is connected to as written (no lookup): check it here."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").strip("[]")
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return  # a name: the resolver checks it
+    if not (public_address(address) or allow.admits(host, address, parts.port or 443)):
+        raise AddressRefusedError(f"{host} may not be reached")
 
 
 def _causes(error: BaseException) -> list[BaseException]:
@@ -92,75 +103,66 @@ def _causes(error: BaseException) -> list[BaseException]:
 
 def _describe(error: BaseException) -> str:
     """A safe, stable description of why a POST failed (no URL, no response text)."""
-    if isinstance(error, AddressRefusedError):
+    causes = _causes(error)
+    if any(isinstance(cause, AddressRefusedError) for cause in causes):
         return "address refused: the host resolves to an address webhooks may not reach"
-    if isinstance(error, TimeoutError | httpcore.TimeoutException):
+    if any(isinstance(cause, TimeoutError) for cause in causes):
         return "timeout: no answer in time"
-    text = str(error).lower()
-    if "certificate" in text or "ssl" in text or "tls" in text or "handshake" in text:
+    if any(isinstance(cause, aiohttp.ClientSSLError | ssl.SSLError) for cause in causes):
         return "tls: the certificate or handshake was refused"
-    if isinstance(error, httpcore.ConnectError):
-        if any(isinstance(cause, ConnectionRefusedError) for cause in _causes(error)):
-            return "connection refused"
+    if any(isinstance(cause, ConnectionRefusedError) for cause in causes):
+        return "connection refused"
+    if isinstance(error, aiohttp.ClientConnectorError):
         return "connection failed"
-    if isinstance(error, httpcore.ProtocolError | httpcore.NetworkError):
+    if isinstance(error, aiohttp.ClientError):
         return "connection broken: the receiver closed or sent no valid HTTP answer"
     return "delivery failed"
 
 
 class Sender:
-    """Keep-alive connection pools, one per receiver origin (httpcore's pool does work in
-    proportion to its connections times its waiting requests: small pools stay cheap)."""
+    """Keep-alive connections to receivers (at most ``max_connections`` in all)."""
 
-    def __init__(self, settings: Settings, *, max_connections: int = 16) -> None:
+    def __init__(self, settings: Settings, *, max_connections: int = 128) -> None:
         self._timeout = settings.webhook_timeout_seconds
-        self._max_connections = max_connections
+        self._allow = AllowList.parse(settings.webhook_allow)
         self._ssl = _ssl_context(settings.webhook_ca_file)
-        self._backend = _CheckedBackend(AllowList.parse(settings.webhook_allow))
-        self._pools: dict[tuple[str, str, int | None], httpcore.AsyncConnectionPool] = {}
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
 
-    def _pool(self, url: str) -> httpcore.AsyncConnectionPool:
-        parts = urlsplit(url)
-        key = (parts.scheme, (parts.hostname or "").lower(), parts.port)
-        pool = self._pools.get(key)
-        if pool is None:
-            pool = httpcore.AsyncConnectionPool(
-                ssl_context=self._ssl,
-                max_connections=self._max_connections,
-                max_keepalive_connections=self._max_connections,
-                keepalive_expiry=30.0,
-                http1=True,
-                http2=False,
-                retries=0,
-                network_backend=self._backend,
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(
+                resolver=_CheckedResolver(self._allow),
+                use_dns_cache=False,
+                ssl=self._ssl,
+                # Webhooks of different people often share a host: the dispatcher caps each
+                # webhook; a per-host cap here would let one slow webhook hold up the others.
+                limit=self._max_connections,
+                limit_per_host=0,
+                keepalive_timeout=30.0,
             )
-            self._pools[key] = pool
-        return pool
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=self._timeout),
+                auto_decompress=False,
+                trust_env=False,
+                skip_auto_headers=("Accept-Encoding",),
+            )
+        return self._session
 
     async def post(self, url: str, headers: list[tuple[str, str]], body: bytes) -> PostResult:
         started = time.monotonic()
-        timeout = self._timeout
-        extensions = {
-            "timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
-        }
-        all_headers = [
-            ("content-type", "application/json"),
-            ("user-agent", USER_AGENT),
-            *headers,
-        ]
         status: int | None = None
         error: str | None = None
+        all_headers = [("content-type", "application/json"), ("user-agent", USER_AGENT), *headers]
         try:
-            async with asyncio.timeout(timeout):
-                async with self._pool(url).stream(
-                    "POST", url, headers=all_headers, content=body, extensions=extensions
+            _check_literal(url, self._allow)
+            async with asyncio.timeout(self._timeout):
+                async with self._client().post(
+                    url, data=body, headers=all_headers, allow_redirects=False
                 ) as response:
                     status = response.status
-                    read = 0
-                    async for chunk in response.aiter_stream():
-                        read += len(chunk)
-                        if read > _READ_AT_MOST:
-                            break
+                    await response.content.read(_READ_AT_MOST)
         except Exception as failure:  # every failure is an outcome to record, never a crash
             error = _describe(failure)
         latency = int((time.monotonic() - started) * 1000)
@@ -173,6 +175,6 @@ class Sender:
         return PostResult(status, error, latency)
 
     async def close(self) -> None:
-        pools, self._pools = list(self._pools.values()), {}
-        for pool in pools:
-            await pool.aclose()
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
