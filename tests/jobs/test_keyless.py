@@ -175,9 +175,11 @@ async def test_a_keyless_job_belongs_to_the_network_that_started_it(
         assert as_member.status_code == 404
         theirs = (await runner.run("noop", {})).json()
         assert (await starter.get(f"/v1/jobs/{theirs['id']}")).status_code == 404
+        # The starting network may cancel it (the run may have finished by now: a finished
+        # job is answered unchanged).
         cancelled = await starter.post(f"/v1/jobs/{job['id']}/cancel")
         assert cancelled.status_code == 200
-        assert cancelled.json()["status"] == "cancelled"
+        assert cancelled.json()["status"] in ("cancelled", "succeeded")
     async with ctx_for(keyless_app) as ctx:
         stored = await ctx.db.get(Job, job["id"])
         assert stored is not None
