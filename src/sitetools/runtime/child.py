@@ -26,7 +26,7 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_NAME = 15
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Killed when the worker that started this process dies, so a worker killed with SIGKILL
     leaves no tool running. (Dying before this line closes the pipe instead: the wait for
     the ``start`` message ends at once.)"""
@@ -110,7 +110,7 @@ async def _main(reader: IO[bytes], writer: IO[bytes]) -> None:
 
 
 def main() -> None:
-    _die_with_parent()
+    die_with_parent()
     reader, writer = _pipes()
     asyncio.run(_main(reader, writer))
 

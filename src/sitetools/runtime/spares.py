@@ -1,9 +1,11 @@
 """Spare tool processes: started ahead, each used by one run only.
 
 Starting Python and importing the SDK costs far more than a small tool's work, so the worker
-keeps a few processes started and waiting for their first message. A spare knows nothing of
-any job until it is taken: it has the same stripped environment and limits as a fresh one, its
-own empty folder, and is never given to a second run.
+keeps a few processes started and waiting for their first message, forked by its fork server
+(``zygote.py``: a few milliseconds each instead of ~250 ms of CPU; a plain start when the fork
+server is unavailable). A spare knows nothing of any job until it is taken: it has the same
+stripped environment and limits as a fresh one, its own empty folder, and is never given to a
+second run.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import structlog
 
-from sitetools.runtime.sandbox import Limits, ToolProcess
+from sitetools.runtime.sandbox import ForkServer, Limits, ToolProcess
 
 __all__ = ["SpareProcesses"]
 
@@ -31,6 +33,34 @@ class SpareProcesses:
         self._starting = 0
         self._closed = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._zygote: asyncio.Task[ForkServer | None] | None = None
+
+    async def _fork_server(self) -> ForkServer | None:
+        if self._zygote is None or (
+            self._zygote.done()
+            and (self._zygote.result() is None or not self._zygote.result().alive)  # type: ignore[union-attr]
+        ):
+            self._zygote = asyncio.get_running_loop().create_task(self._start_zygote())
+        return await asyncio.shield(self._zygote)
+
+    async def _start_zygote(self) -> ForkServer | None:
+        try:
+            return await ForkServer.start(self.limits)
+        except Exception:
+            _log.exception("fork_server_start_failed")
+            return None
+
+    async def new_process(self) -> ToolProcess:
+        """A process from the fork server, or started the plain way if that fails."""
+        zygote = await self._fork_server()
+        if zygote is not None and zygote.alive:
+            workdir = Path(tempfile.mkdtemp(prefix="sitetools-run-"))
+            try:
+                return await zygote.spawn(workdir, self.limits)
+            except Exception:
+                shutil.rmtree(workdir, ignore_errors=True)
+                _log.exception("fork_failed")
+        return await fresh_process(self.limits)
 
     def fill(self) -> None:
         """Start processes in the background until ``size`` are ready or starting."""
@@ -42,7 +72,7 @@ class SpareProcesses:
 
     async def _start_one(self) -> None:
         try:
-            process = await fresh_process(self.limits)
+            process = await self.new_process()
         except Exception:
             _log.exception("spare_start_failed")
             return
@@ -65,7 +95,7 @@ class SpareProcesses:
                 break
             discard(candidate)
         if process is None:
-            process = await fresh_process(self.limits)
+            process = await self.new_process()
         process.limit_cpu(cpu_seconds)
         return process
 
@@ -80,6 +110,10 @@ class SpareProcesses:
             discard(process)
             await process.wait(2)
         self._ready.clear()
+        if self._zygote is not None:
+            zygote = await self._zygote
+            if zygote is not None:
+                await zygote.close()
 
 
 async def fresh_process(limits: Limits) -> ToolProcess:
