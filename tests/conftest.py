@@ -134,7 +134,11 @@ class LiveServer:
         self.url = f"http://127.0.0.1:{self.port}"
         settings = settings.model_copy(update={"base_url": self.url, "port": self.port})
         self.app = create_app(settings, clock=clock, worker=worker)
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None)
+        # Idle connections outlive the clients' own expiry (httpx: 5 s), so a client never
+        # reuses one the server is closing at that moment.
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_config=None, timeout_keep_alive=75
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -139,7 +139,9 @@ class Sender:
                 # webhook; a per-host cap here would let one slow webhook hold up the others.
                 limit=self._max_connections,
                 limit_per_host=0,
-                keepalive_timeout=30.0,
+                # Below common servers' idle timeouts (uvicorn: 5 s), so an idle connection is
+                # dropped here before the receiver closes it under a new request.
+                keepalive_timeout=4.0,
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
