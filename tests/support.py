@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -159,3 +161,21 @@ async def chromium() -> AsyncIterator[Browser]:
             yield browser
         finally:
             await browser.close()
+
+
+def sitetools_worker(database_url: str, data_dir: Any, **settings: str) -> subprocess.Popen[bytes]:
+    """``sitetools worker`` in its own process over ``database_url``; ``settings`` become
+    ``SITETOOLS_`` variables (the test's own are not passed on)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SITETOOLS_")}
+    env.update(
+        SITETOOLS_DATABASE_URL=database_url,
+        SITETOOLS_DATA_DIR=str(data_dir),
+        SITETOOLS_LOG_LEVEL="WARNING",
+        **{f"SITETOOLS_{name.upper()}": value for name, value in settings.items()},
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "sitetools.cli.main", "worker"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -34,7 +32,7 @@ from sitetools.tools.models import Tool
 from sitetools.tools.package import IntegrationPackage
 from tests.conftest import LiveServer, free_port
 from tests.jobs.packages import tool
-from tests.support import ctx_for, new_person
+from tests.support import ctx_for, new_person, sitetools_worker
 
 RUNS = 200
 TERMINAL = {"succeeded", "failed", "cancelled"}
@@ -79,20 +77,12 @@ def counting_site() -> Iterator[CountingSite]:
 
 
 def _worker(database_url: str, data_dir: Path, site: CountingSite) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SITETOOLS_")}
-    env.update(
-        SITETOOLS_DATABASE_URL=database_url,
-        SITETOOLS_DATA_DIR=str(data_dir),
-        SITETOOLS_EGRESS_ALLOW=f"127.0.0.1:{site.port}",
-        SITETOOLS_JOB_LEASE_SECONDS="5",
-        SITETOOLS_WORKER_CONCURRENCY="4",
-        SITETOOLS_LOG_LEVEL="WARNING",
-    )
-    return subprocess.Popen(
-        [sys.executable, "-m", "sitetools.cli.main", "worker"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    return sitetools_worker(
+        database_url,
+        data_dir,
+        egress_allow=f"127.0.0.1:{site.port}",
+        job_lease_seconds="5",
+        worker_concurrency="4",
     )
 
 

@@ -4,10 +4,8 @@ started again: every event arrives at least once, repeats carry the same ``webho
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,7 +15,7 @@ from sqlalchemy import func, select
 
 from sitetools.webhooks.models import WebhookDelivery
 from sitetools.webhooks.outbox import record_event
-from tests.support import ctx_for, new_person
+from tests.support import ctx_for, new_person, sitetools_worker
 from tests.webhooks.receiver import Receiver
 from tests.webhooks.test_webhooks import hook_for
 
@@ -25,20 +23,12 @@ EVENTS = 1000
 
 
 def _worker(database_url: str, data_dir: Path, receiver: Receiver) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SITETOOLS_")}
-    env.update(
-        SITETOOLS_DATABASE_URL=database_url,
-        SITETOOLS_DATA_DIR=str(data_dir),
-        SITETOOLS_WEBHOOK_ALLOW=receiver.allow,
-        SITETOOLS_WEBHOOK_CA_FILE=str(receiver.ca_file),
-        SITETOOLS_WEBHOOK_LEASE_SECONDS="2",
-        SITETOOLS_LOG_LEVEL="WARNING",
-    )
-    return subprocess.Popen(
-        [sys.executable, "-m", "sitetools.cli.main", "worker"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    return sitetools_worker(
+        database_url,
+        data_dir,
+        webhook_allow=receiver.allow,
+        webhook_ca_file=str(receiver.ca_file),
+        webhook_lease_seconds="2",
     )
 
 

@@ -7,10 +7,19 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
+from pydantic import BaseModel, Field, field_validator
+
 from sitetools.core.clock import utc
 from sitetools.core.errors import ServiceError
 
-__all__ = ["Cursor", "decode_cursor", "decode_offset", "encode_cursor", "encode_offset"]
+__all__ = [
+    "Cursor",
+    "PageQuery",
+    "decode_cursor",
+    "decode_offset",
+    "encode_cursor",
+    "encode_offset",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +28,20 @@ class Cursor:
 
     created_at: datetime
     id: str
+
+
+class PageQuery(BaseModel):
+    """spec: "Conventions" - list query ``cursor`` and ``limit`` (1 to 100, default 20)."""
+
+    cursor: str | None = Field(
+        default=None, description="The `next_cursor` of the previous page; empty = first page."
+    )
+    limit: int = Field(default=20, ge=1, le=100)
+
+    @field_validator("cursor")
+    @classmethod
+    def _empty_is_first_page(cls, value: str | None) -> str | None:
+        return value or None
 
 
 def encode_cursor(created_at: datetime, item_id: str) -> str:

@@ -6,9 +6,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from sitetools.auth.permissions import KEY_PERMISSIONS
+from sitetools.core.pagination import PageQuery
 from sitetools.core.text import SPACE_CLASS
 
 __all__ = [
@@ -55,16 +56,8 @@ class ApiKeyPage(BaseModel):
     next_cursor: str | None
 
 
-class ListKeysQuery(BaseModel):
-    cursor: str | None = Field(
-        default=None, description="The `next_cursor` of the previous page; empty = first page."
-    )
-    limit: int = Field(default=20, ge=1, le=100)
-
-    @field_validator("cursor")
-    @classmethod
-    def _empty_is_first_page(cls, value: str | None) -> str | None:
-        return value or None
+class ListKeysQuery(PageQuery):
+    pass
 
 
 class KeyPath(BaseModel):

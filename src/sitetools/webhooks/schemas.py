@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from sitetools.core.pagination import PageQuery
+
 __all__ = [
     "JOB_EVENTS",
     "AttemptOut",
@@ -59,23 +61,11 @@ class WebhookPage(BaseModel):
     next_cursor: str | None
 
 
-class _Page(BaseModel):
-    cursor: str | None = Field(
-        default=None, description="The `next_cursor` of the previous page; empty = first page."
-    )
-    limit: int = Field(default=20, ge=1, le=100)
-
-    @field_validator("cursor")
-    @classmethod
-    def _empty_is_first_page(cls, value: str | None) -> str | None:
-        return value or None
-
-
-class ListWebhooksQuery(_Page):
+class ListWebhooksQuery(PageQuery):
     pass
 
 
-class ListAttemptsQuery(_Page):
+class ListAttemptsQuery(PageQuery):
     pass
 
 
