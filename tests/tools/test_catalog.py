@@ -386,3 +386,43 @@ async def test_keyless_use_can_be_switched_off(data_dir: Path, database_url: str
         page = await http.get("/docs/keyless")
     await app.state.engine.dispose()
     assert page.status_code == 200
+
+
+async def test_ranking_is_the_same_page_by_page_as_in_one_page(
+    app: FastAPI, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Rows matching every word rank first; pages taken one row at a time (where SQLite's
+    search can stop at the rows matching both words) equal one page holding everything."""
+    person = await new_person(app)
+    tag = uuid.uuid4().hex[:8]
+    tools = {
+        "a": tool_toml("Track parcel", "track_parcel_a", description="Where is my parcel."),
+        "b": tool_toml("Track order", "track_order_b", description="Order status."),
+        "c": tool_toml("Parcel price", "parcel_price_c", description="Cost of sending."),
+        "d": tool_toml("Track parcel fast", "track_parcel_d", description="Express."),
+        "e": tool_toml("Parcel track", "parcel_track_e", description="Both words."),
+        "f": tool_toml("Track", "track_f", description="Only one word."),
+        "g": tool_toml("Unrelated", "unrelated_g", description="Nothing to see."),
+    }
+    root = write_package(
+        tmp_path / tag, key=f"p-{tag}", site_url=f"https://{tag}.example", tools=tools
+    )
+    async with ctx_for(app) as ctx:
+        result = await catalog.import_package(ctx, load_integration(root), account_id=None)
+        await ctx.db.commit()
+    params = {"query": "track parcel", "integration_id": result.integration_id}
+    whole = (await _list(client, person, **params, limit=50)).json()["data"]
+    names = [tool["name"] for tool in whole]
+    assert set(names[:3]) == {"Track parcel", "Track parcel fast", "Parcel track"}
+    assert set(names[3:]) == {"Track order", "Parcel price", "Track"}
+    one_by_one: list[str] = []
+    cursor = None
+    while True:
+        page = (
+            await _list(client, person, **params, limit=1, **({"cursor": cursor} if cursor else {}))
+        ).json()
+        one_by_one += [tool["name"] for tool in page["data"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert one_by_one == names

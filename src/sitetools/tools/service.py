@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -316,6 +318,24 @@ def _search_statement(
     )
 
 
+def _fts_tiers(tokens: list[str], most_combinations: int = 10) -> list[str]:
+    """FTS queries for rows matching at least k of the words, k from all down to one.
+
+    The ranking sorts by how many words a row matched first, so when the rows matching at
+    least k words fill the page, the page is the same as over all candidates, and a broad word
+    no longer makes SQLite rank thousands of rows. Tiers whose word combinations would be too
+    many are skipped (the last tier, any word, is always there).
+    """
+    words = [f'"{token}"*' for token in tokens]
+    tiers = []
+    for k in range(len(words), 1, -1):
+        groups = list(itertools.combinations(words, k))
+        if len(groups) <= most_combinations:
+            tiers.append(" OR ".join("(" + " AND ".join(group) + ")" for group in groups))
+    tiers.append(" OR ".join(words))
+    return tiers
+
+
 @functools.lru_cache(maxsize=16)
 def _site_statement(kind: str, by_integration: bool) -> AnySelect:
     """The site's (and integration's) tools: the others that may cover the task."""
@@ -336,8 +356,6 @@ async def list_tools(ctx: Ctx, caller: Caller | None, params: ListToolsQuery) ->
     fts = bool(tokens) and ctx.app.reader is not None
     for i, token in enumerate(tokens):
         values[f"w{i}p"], values[f"w{i}w"] = f"% {token}%", f"% {token} %"
-    if fts:
-        values["fts"] = " OR ".join(f'"{token}"*' for token in tokens)
     offset = decode_offset(params.cursor) if params.cursor else 0
     statement = _search_statement(
         kind,
@@ -347,7 +365,14 @@ async def list_tools(ctx: Ctx, caller: Caller | None, params: ListToolsQuery) ->
         params.query is not None and not tokens,
         fts,
     )
-    window = await ctx.read(statement, {**values, "offset": offset, "limit": params.limit + 1})
+    values.update(offset=offset, limit=params.limit + 1)
+    window: Sequence[Any] = []
+    for fts_query in _fts_tiers(tokens) if fts else [None]:
+        if fts_query is not None:
+            values["fts"] = fts_query
+        window = await ctx.read(statement, values)
+        if len(window) > params.limit:
+            break
     page, more = window[: params.limit], len(window) > params.limit
     data = [_row_out(row) for row in page]
     result = ToolPage(data=data, next_cursor=encode_offset(offset + params.limit) if more else None)
