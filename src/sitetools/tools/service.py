@@ -306,11 +306,14 @@ def _search_statement(
     if words:  # the database finds and ranks; only the page comes back
         matches, matched, quality = _ranking(words)
         if fts:
-            # SQLite: candidates from the FTS5 index (migration 0003), not a scan of every row.
+            # SQLite: candidates from the FTS5 index (migration 0003), not a scan of every row;
+            # its word-prefix match is the same test as `matches`, not repeated per row.
             query = query.where(
                 text("tools.rowid IN (SELECT rowid FROM tools_fts WHERE tools_fts MATCH :fts)")
             )
-        query = query.where(matches).order_by(matched.desc(), quality.desc())
+        else:
+            query = query.where(matches)
+        query = query.order_by(matched.desc(), quality.desc())
     return (
         query.order_by(Tool.name, Tool.id)
         .offset(bindparam("offset", type_=Integer))
