@@ -426,3 +426,34 @@ async def test_ranking_is_the_same_page_by_page_as_in_one_page(
         if cursor is None:
             break
     assert one_by_one == names
+
+
+async def test_a_changed_tool_is_listed_as_changed(
+    app: FastAPI, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Catalog entries are kept once built; an import that changes a tool shows at once."""
+    person = await new_person(app)
+    key = f"c-{uuid.uuid4().hex[:6]}"
+
+    async def import_with(description: str, site_name: str) -> str:
+        root = write_package(
+            tmp_path / f"c-{uuid.uuid4().hex[:6]}",
+            key=key,
+            site_url=f"https://{key}.example",
+            tools={"a": tool_toml("Convert units", "convert_units", description=description)},
+            name=site_name,
+        )
+        async with ctx_for(app) as ctx:
+            result = await catalog.import_package(ctx, load_integration(root), account_id=None)
+            await ctx.db.commit()
+        return result.integration_id
+
+    integration_id = await import_with("Metres to feet.", "First name")
+    params = {"query": "convert units", "integration_id": integration_id}
+    (before,) = (await _list(client, person, **params)).json()["data"]
+    assert before["description"] == "Metres to feet."
+    await import_with("Feet to metres.", "First name")
+    (after,) = (await _list(client, person, **params)).json()["data"]
+    assert after["description"] == "Feet to metres."
+    shown = (await client.get(f"/v1/tools/{after['id']}", headers=person.auth())).json()
+    assert shown["description"] == "Feet to metres."

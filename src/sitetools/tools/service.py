@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import re
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Integer, String, bindparam, case, false, or_, select, text
+from sqlalchemy import (
+    Integer,
+    String,
+    Text,
+    bindparam,
+    case,
+    false,
+    or_,
+    select,
+    text,
+    type_coerce,
+)
 
 from sitetools.auth.caller import Caller
 from sitetools.core.context import Ctx
@@ -198,20 +211,45 @@ _LIST_COLUMNS = (
     Tool.description,
     Tool.integration_id,
     Tool.effect,
-    Tool.input_schema,
-    Tool.output_schema,
+    # As stored text: decoded only when the entry is not built already (see _row_out).
+    type_coerce(Tool.input_schema, Text).label("input_schema"),
+    type_coerce(Tool.output_schema, Text).label("output_schema"),
     Tool.login_fields,
     Tool.two_factor_methods,
     Tool.mcp_name,
+    Tool.updated_at,
     Integration.site_url,
     Integration.site_name,
     Integration.name.label("integration_name"),
 )
 
+# Built catalog entries by (tool id, updated_at, site fields): an import sets updated_at on
+# every tool it touches, so a changed tool never matches an old entry.
+_BUILT: OrderedDict[tuple[Any, ...], ToolOut] = OrderedDict()
+_BUILT_KEPT = 4096
+
+
+def _schema(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
 
 def _row_out(row: Any) -> ToolOut:
     """A catalog entry from stored values (checked when imported): built without validating
-    again, which would walk every JSON schema of every tool on every answer."""
+    again, which would walk every JSON schema of every tool on every answer, and kept (entries
+    are never changed after they are built)."""
+    key = (row.id, row.updated_at, row.site_url, row.site_name, row.integration_name)
+    cached = _BUILT.get(key)
+    if cached is not None:
+        _BUILT.move_to_end(key)
+        return cached
+    built = _build_out(row)
+    _BUILT[key] = built
+    if len(_BUILT) > _BUILT_KEPT:
+        _BUILT.popitem(last=False)
+    return built
+
+
+def _build_out(row: Any) -> ToolOut:
     login = None
     if row.login_fields is not None:
         login = LoginOut.model_construct(
@@ -224,8 +262,8 @@ def _row_out(row: Any) -> ToolOut:
         integration_id=row.integration_id,
         site=SiteOut.model_construct(url=row.site_url, name=row.site_name or row.integration_name),
         effect=row.effect,
-        input_schema=row.input_schema,
-        output_schema=row.output_schema,
+        input_schema=_schema(row.input_schema),
+        output_schema=_schema(row.output_schema),
         login=login,
         mcp_name=row.mcp_name,
     )
