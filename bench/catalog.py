@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlencode
 
-from run import free_port, sitetools, wait_up
+from run import create_key, free_port, service_env, sitetools, wait_up
 
 from sitetools.core.ids import new_id
 from sitetools.tools.search import search_words
@@ -166,19 +166,11 @@ async def seed(url: str) -> None:
 def main() -> None:
     data = Path(tempfile.mkdtemp(prefix="sitetools-catalog-"))
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SITETOOLS_")}
-    env.update(
-        SITETOOLS_DATA_DIR=str(data),
-        SITETOOLS_PORT=str(port),
-        SITETOOLS_BASE_URL=f"http://127.0.0.1:{port}",
-        SITETOOLS_LOG_LEVEL="WARNING",
-    )
+    env = service_env(data, port)
     sitetools(env, "migrate")
     asyncio.run(seed(f"sqlite+aiosqlite:///{data / 'sitetools.db'}"))
     sitetools(env, "admin", "create-account", "--email", "cat@example.com", "--password", "pw")
-    token = json.loads(
-        sitetools(env, "admin", "create-key", "--email", "cat@example.com", "--name", "bench")
-    )["secret"]
+    token = create_key(env, "cat@example.com")
     queries = [
         "product search",
         "cancel orders",

@@ -62,6 +62,28 @@ def sitetools(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
+def service_env(data: Path, port: int) -> dict[str, str]:
+    """The environment of a benchmarked service: its own data folder and port, quiet logs,
+    none of the caller's SITETOOLS_ settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SITETOOLS_")}
+    env.update(
+        SITETOOLS_DATA_DIR=str(data),
+        SITETOOLS_PORT=str(port),
+        SITETOOLS_BASE_URL=f"http://127.0.0.1:{port}",
+        SITETOOLS_LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+def create_key(env: dict[str, str], email: str, *permissions: str) -> str:
+    """A new API key's secret for ``email`` (all the member's permissions when none given)."""
+    args = ["admin", "create-key", "--email", email, "--name", "bench"]
+    for permission in permissions:
+        args += ["--permission", permission]
+    secret: str = json.loads(sitetools(env, *args))["secret"]
+    return secret
+
+
 def wrk(url: str, token: str | None) -> dict[str, float]:
     """Requests per second and latency percentiles from wrk."""
     script = Path(tempfile.mkstemp(suffix=".lua")[1])
@@ -93,13 +115,7 @@ def main() -> None:
         sys.exit("wrk is missing: `apt-get install wrk` (make bench does this)")
     data = Path(tempfile.mkdtemp(prefix="sitetools-bench-"))
     port, bare_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SITETOOLS_")}
-    env.update(
-        SITETOOLS_DATA_DIR=str(data),
-        SITETOOLS_PORT=str(port),
-        SITETOOLS_BASE_URL=f"http://127.0.0.1:{port}",
-        SITETOOLS_LOG_LEVEL="WARNING",
-    )
+    env = service_env(data, port)
     sitetools(env, "migrate")
     sitetools(
         env,
@@ -112,21 +128,7 @@ def main() -> None:
         "--name",
         "Bench",
     )
-    secret = json.loads(
-        sitetools(
-            env,
-            "admin",
-            "create-key",
-            "--email",
-            "bench@example.com",
-            "--name",
-            "bench",
-            "--permission",
-            "api_keys:manage",
-            "--permission",
-            "usage:read",
-        )
-    )["secret"]
+    secret = create_key(env, "bench@example.com", "api_keys:manage", "usage:read")
     for index in range(19):  # 20 keys in all
         sitetools(env, "admin", "create-key", "--email", "bench@example.com", "--name", f"k{index}")
     server = subprocess.Popen(

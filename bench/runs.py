@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import free_port, sitetools, wait_up, write_results
+from run import create_key, free_port, service_env, sitetools, wait_up, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 LATENCY_RUNS = int(os.environ.get("BENCH_LATENCY_RUNS", "40"))
@@ -74,21 +74,7 @@ def prepare(env: dict[str, str]) -> tuple[str, str]:
     imported = json.loads(
         sitetools(env, "tools", "import", str(package), "--account", account["account_id"])
     )
-    secret = json.loads(
-        sitetools(
-            env,
-            "admin",
-            "create-key",
-            "--email",
-            email,
-            "--name",
-            "bench",
-            "--permission",
-            "runs:create",
-            "--permission",
-            "jobs:read",
-        )
-    )["secret"]
+    secret = create_key(env, email, "runs:create", "jobs:read")
     return secret, (imported["created"] or imported["unchanged"] or imported["updated"])[0]
 
 
@@ -144,21 +130,10 @@ def serve(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
     )
 
 
-def base_env(data: Path, port: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SITETOOLS_")}
-    env.update(
-        SITETOOLS_DATA_DIR=str(data),
-        SITETOOLS_PORT=str(port),
-        SITETOOLS_BASE_URL=f"http://127.0.0.1:{port}",
-        SITETOOLS_LOG_LEVEL="WARNING",
-    )
-    return env
-
-
 def sqlite_figures() -> dict[str, object]:
     data = Path(tempfile.mkdtemp(prefix="sitetools-bench-runs-"))
     port = free_port()
-    env = base_env(data, port)
+    env = service_env(data, port)
     secret, tool_id = prepare(env)
     server = serve(env, "serve")
     base = f"http://127.0.0.1:{port}"
@@ -196,7 +171,7 @@ def postgres_figures(server_url: str) -> dict[str, object]:
     asyncio.run(sql(f'CREATE DATABASE "{name}"'))
     data = Path(tempfile.mkdtemp(prefix="sitetools-bench-pg-"))
     port = free_port()
-    env = base_env(data, port)
+    env = service_env(data, port)
     env["SITETOOLS_DATABASE_URL"] = admin.rsplit("/", 1)[0] + f"/{name}"
     processes = []
     try:

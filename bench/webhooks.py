@@ -20,8 +20,8 @@ import httpx
 import trustme
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import free_port, wait_up, write_results
-from runs import base_env, percentile, prepare, serve
+from run import free_port, service_env, wait_up, write_results
+from runs import percentile, prepare, serve
 
 EVENTS = int(os.environ.get("BENCH_WEBHOOK_EVENTS", "3000"))
 JOBS = int(os.environ.get("BENCH_WEBHOOK_JOBS", "60"))
@@ -138,7 +138,7 @@ def main() -> None:
     directory = Path(tempfile.mkdtemp(prefix="sitetools-bench-webhooks-"))
     receiving, receiver_port, ca_file = receiver(directory)
     port = free_port()
-    env = base_env(directory / "data", port)
+    env = service_env(directory / "data", port)
     env["SITETOOLS_WEBHOOK_ALLOW"] = f"localhost:{receiver_port}"
     env["SITETOOLS_WEBHOOK_CA_FILE"] = str(ca_file)
     server = None

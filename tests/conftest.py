@@ -5,9 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
-import threading
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,14 +13,13 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from hypothesis import settings
 
 from sitetools.app import create_app
 from sitetools.core.config import Settings
 from sitetools.core.migrate import migrate
-from tests.support import MovableClock
+from tests.support import MovableClock, free_port, served
 
 # CI runs a fixed set of generated examples (a rare random failure must not block a landing);
 # local runs explore new ones each time and report what they find.
@@ -120,12 +116,6 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class LiveServer:
     """uvicorn serving its own app instance over the same database, in a thread."""
 
@@ -136,24 +126,14 @@ class LiveServer:
         self.app = create_app(settings, clock=clock, worker=worker)
         # Idle connections outlive the clients' own expiry (httpx: 5 s), so a client never
         # reuses one the server is closing at that moment.
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_config=None, timeout_keep_alive=75
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self._serving = served(self.app, self.port, timeout_keep_alive=75)
 
     def __enter__(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("live server did not start")
-            time.sleep(0.02)
+        self._serving.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+    def __exit__(self, *exc: Any) -> None:
+        self._serving.__exit__(*exc)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import free_port
+from tests.support import free_port
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

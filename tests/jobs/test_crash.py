@@ -10,7 +10,6 @@ import asyncio
 import collections
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from sqlalchemy import select
 from starlette.applications import Starlette
@@ -30,9 +28,9 @@ from sitetools.jobs.models import Job
 from sitetools.tools import service as catalog
 from sitetools.tools.models import Tool
 from sitetools.tools.package import IntegrationPackage
-from tests.conftest import LiveServer, free_port
+from tests.conftest import LiveServer
 from tests.jobs.packages import tool
-from tests.support import ctx_for, new_person, sitetools_worker
+from tests.support import ctx_for, free_port, new_person, served, sitetools_worker
 
 RUNS = 200
 TERMINAL = {"succeeded", "failed", "cancelled"}
@@ -64,16 +62,8 @@ class CountingSite:
 def counting_site() -> Iterator[CountingSite]:
     site = CountingSite()
     app = Starlette(routes=[Route("/hit", site.hit)])
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=site.port, log_config=None, backlog=2048)
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    yield site
-    server.should_exit = True
-    thread.join(5)
+    with served(app, site.port, backlog=2048):
+        yield site
 
 
 def _worker(database_url: str, data_dir: Path, site: CountingSite) -> subprocess.Popen[bytes]:

@@ -165,7 +165,8 @@ async def test_error_codes_page_lists_every_code(client: httpx.AsyncClient) -> N
 async def test_database_outage_answers_temporarily_unavailable(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A database that cannot be reached is a retryable 503, never a 500."""
     from sitetools.app import create_app
-    from tests.conftest import free_port, make_settings
+    from tests.conftest import make_settings
+    from tests.support import free_port
 
     dead = f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/nowhere"
     app = create_app(make_settings(tmp_path, dead))

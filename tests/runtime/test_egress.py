@@ -4,21 +4,18 @@ checked on the address actually connected to."""
 from __future__ import annotations
 
 import ipaddress
-import threading
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse, RedirectResponse
 from starlette.routing import Route
 
 from sitetools.runtime.egress import AllowList, EgressPolicy, EgressRefusedError, public_address
 from sitetools.runtime.proxy import EgressProxy
-from tests.conftest import free_port
 from tests.shop import Shop, running_shop
+from tests.support import free_port, served
 
 
 @pytest.mark.parametrize(
@@ -138,14 +135,8 @@ def bounce_port() -> Iterator[int]:
 
     port = free_port()
     app = Starlette(routes=[Route("/bounce", bounce), Route("/ok", ok)])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    yield port
-    server.should_exit = True
-    thread.join(5)
+    with served(app, port):
+        yield port
 
 
 async def test_a_redirect_to_a_private_address_is_refused(bounce_port: int) -> None:

@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import trustme
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from tests.conftest import free_port
+from tests.support import free_port, served
 
 
 @dataclass(frozen=True)
@@ -112,26 +111,17 @@ class RunningReceiver:
         app = Starlette(
             routes=[Route("/{path:path}", self.receiver.handle, methods=["POST", "GET"])]
         )
-        config = uvicorn.Config(
+        self._serving = served(
             app,
-            host="127.0.0.1",
-            port=self.receiver.port,
+            self.receiver.port,
             ssl_keyfile=str(key_file),
             ssl_certfile=str(cert_file),
-            log_config=None,
             access_log=False,
         )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> Receiver:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            assert time.monotonic() < deadline, "receiver did not start"
-            time.sleep(0.02)
+        self._serving.__enter__()
         return self.receiver
 
     def __exit__(self, *exc: Any) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+        self._serving.__exit__(*exc)

@@ -50,6 +50,18 @@ async def queue_event(
     request_id: str | None = None,
 ) -> str:
     """An event for the person's webhooks, written as a job change writes it."""
+    event_id = await record_for(app, person, event_type, request_id)
+    assert event_id is not None
+    return event_id
+
+
+async def record_for(
+    app: FastAPI,
+    person: Person,
+    event_type: str = "job.succeeded",
+    request_id: str | None = None,
+) -> str | None:
+    """The event's ID, or None when none of the person's webhooks wants it."""
     async with ctx_for(app) as ctx:
         event_id = await record_event(
             ctx,
@@ -61,7 +73,6 @@ async def queue_event(
             request_id=request_id,
         )
         await ctx.commit()
-    assert event_id is not None
     return event_id
 
 
@@ -275,7 +286,7 @@ async def test_patch_status_url_and_events(
     response = await http.patch(path, json={"status": "disabled"}, headers=person.auth())
     assert response.json()["status"] == "disabled"
     assert response.json()["disabled_reason"] == "manual"
-    await queue_event_if_any(hooks_app, person)
+    assert await record_for(hooks_app, person) is None  # every webhook of theirs is off
     assert await dispatcher.run_once() == 0
     patched = f"/ok/patched-{uuid.uuid4().hex[:8]}"
     response = await http.patch(
@@ -296,20 +307,6 @@ async def test_patch_status_url_and_events(
     await queue_event(hooks_app, person, "job.failed")
     assert await dispatcher.run_once() == 1
     assert len(receiver.at(patched)) == 1
-
-
-async def queue_event_if_any(app: FastAPI, person: Person) -> None:
-    """An event while every webhook of the person is off: nothing is queued."""
-    async with ctx_for(app) as ctx:
-        event_id = await record_event(
-            ctx,
-            account_id=person.account_id,
-            membership_id=person.membership_id,
-            event_type="job.succeeded",
-            data={},
-        )
-        await ctx.commit()
-    assert event_id is None
 
 
 # -- signatures, test, rotation -------------------------------------------------------------
@@ -488,7 +485,7 @@ async def test_410_turns_the_webhook_off(
     assert shown["status"] == "disabled"
     assert shown["disabled_reason"] == "gone"
     assert {d.state for d in await deliveries(hooks_app, hook["id"])} <= {"failed", "dropped"}
-    await queue_event_if_any(hooks_app, person)
+    assert await record_for(hooks_app, person) is None  # every webhook of theirs is off
 
 
 async def test_413_drops_only_that_event(
@@ -552,7 +549,7 @@ async def test_connection_refused_tls_failure_and_rebinding(
     hooks_database: str,
     clock: MovableClock,
 ) -> None:
-    from tests.conftest import free_port
+    from tests.support import free_port
 
     closed = free_port()
     settings = hook_settings(
@@ -725,16 +722,7 @@ async def test_only_the_creators_jobs_reach_a_webhook(
 ) -> None:
     hook = await hook_for(http, person, receiver, "/ok/mine")
     teammate = await new_person(hooks_app, plan="premium")
-    async with ctx_for(hooks_app) as ctx:
-        event_id = await record_event(
-            ctx,
-            account_id=teammate.account_id,
-            membership_id=teammate.membership_id,
-            event_type="job.succeeded",
-            data={},
-        )
-        await ctx.commit()
-    assert event_id is None
+    assert await record_for(hooks_app, teammate) is None
     mine = await queue_event(hooks_app, person)
     assert await dispatcher.run_once() == 1
     assert [r.event_id for r in receiver.at(hook["path"])] == [mine]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["Clock", "ManualClock", "SystemClock", "utc"]
+__all__ = ["Clock", "ManualClock", "SystemClock", "iso_utc", "utc"]
 
 
 def utc(value: datetime) -> datetime:
@@ -13,6 +13,11 @@ def utc(value: datetime) -> datetime:
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
+
+
+def iso_utc(value: datetime) -> str:
+    """ISO 8601 in UTC with ``Z``, as every timestamp of the API is written."""
+    return utc(value).isoformat().replace("+00:00", "Z")
 
 
 class Clock(ABC):

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sitetools.core.clock import Clock
 from sitetools.core.config import Settings
 from sitetools.core.crypto import Keyring, PasswordHashing
+from sitetools.core.errors import ServiceError
 from sitetools.core.fastread import AnySelect, CommittedReader
 from sitetools.core.signals import Signals
 
@@ -114,11 +115,16 @@ class Ctx:
 async def unit(
     services: AppServices, sessions: async_sessionmaker[AsyncSession]
 ) -> AsyncIterator[Ctx]:
-    """One short transaction of background work: committed on success, rolled back on error."""
+    """One unit of work (a request, a worker step): committed on success, rolled back on error,
+    except a refusal that records something (``ServiceError.commit_changes``), which commits
+    before it is raised. The session is opened on first use."""
     ctx = Ctx(None, services, sessions)
     try:
         yield ctx
         await ctx.commit()
+    except ServiceError as error:
+        await (ctx.commit() if error.commit_changes else ctx.rollback())
+        raise
     except BaseException:
         await ctx.rollback()
         raise

@@ -6,8 +6,11 @@ import base64
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
+from sqlalchemy import and_, or_
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from sitetools.core.clock import utc
 from sitetools.core.errors import ServiceError
@@ -19,6 +22,7 @@ __all__ = [
     "decode_offset",
     "encode_cursor",
     "encode_offset",
+    "newest_first",
 ]
 
 
@@ -81,3 +85,21 @@ def decode_offset(value: str) -> int:
             "invalid_request",
             issues=[{"path": "/query/cursor", "message": "Not a cursor from a previous page."}],
         ) from None
+
+
+async def newest_first(
+    db: AsyncSession, query: Any, at: Any, key: Any, cursor: str | None, limit: int
+) -> tuple[list[Any], str | None]:
+    """One page of ``query`` (ORM objects) ordered by the columns ``at`` then ``key``, newest
+    first, after ``cursor``: the page and the next cursor (None on the last page)."""
+    if cursor is not None:
+        after = decode_cursor(cursor)
+        query = query.where(
+            or_(at < after.created_at, and_(at == after.created_at, key < after.id))
+        )
+    rows = list(await db.scalars(query.order_by(at.desc(), key.desc()).limit(limit + 1)))
+    page = rows[:limit]
+    if len(rows) <= limit:
+        return page, None
+    last = page[-1]
+    return page, encode_cursor(getattr(last, at.key), getattr(last, key.key))

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from sitetools.core.clock import iso_utc
 from sitetools.core.context import Ctx
 from sitetools.jobs.models import InputRequest, Job
 from sitetools.jobs.schemas import PendingInput
 from sitetools.jobs.states import RESULT_RETENTION
-from sitetools.webhooks.outbox import record_event, timestamp
+from sitetools.webhooks.outbox import record_event
 
 __all__ = ["input_expiring", "job_ended", "needs_input"]
 
@@ -39,7 +40,7 @@ async def needs_input(ctx: Ctx, job: Job, pending: PendingInput) -> None:
         **_common(job),
         "request_id": pending.request_id,
         "request_version": pending.request_version,
-        "expires_at": timestamp(pending.expires_at),
+        "expires_at": iso_utc(pending.expires_at),
         "question_types": types,
         "protected_input_url": pending.protected_input_url,
         "pending_input": pending.model_dump(mode="json"),
@@ -52,7 +53,7 @@ async def input_expiring(ctx: Ctx, job: Job, request: InputRequest, url: str) ->
         **_common(job),
         "request_id": request.id,
         "request_version": request.version,
-        "expires_at": timestamp(request.expires_at),
+        "expires_at": iso_utc(request.expires_at),
         "protected_input_url": url,
     }
     await _record(ctx, job, "job.input_expiring", data, request.id)
@@ -64,7 +65,7 @@ async def job_ended(ctx: Ctx, job: Job) -> None:
     if job.status == "succeeded":
         assert job.completed_at is not None
         data["output"] = {
-            "readable_until": timestamp(job.completed_at + RESULT_RETENTION),
+            "readable_until": iso_utc(job.completed_at + RESULT_RETENTION),
             "read_with": f"GET /v1/jobs/{job.id}",
         }
         await _record(ctx, job, "job.succeeded", data)

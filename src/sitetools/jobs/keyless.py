@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import update
 
+from sitetools.core.clock import iso_utc
 from sitetools.core.context import Ctx
 from sitetools.core.db import insert_if_missing
 from sitetools.core.errors import ServiceError
@@ -69,7 +70,7 @@ async def count_keyless_run(ctx: Ctx, caller: Keyless) -> None:
             # The caller's transaction is rolled back with the error: nothing is counted.
             raise ServiceError(
                 "try_limit_reached",
-                reset_at=end.isoformat().replace("+00:00", "Z"),
+                reset_at=iso_utc(end),
                 retry_after_seconds=max(1, int((end - now).total_seconds())),
                 scope="network" if network != OVERALL else "overall",
             )

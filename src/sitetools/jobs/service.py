@@ -21,7 +21,7 @@ from sitetools.auth.caller import Caller
 from sitetools.core.context import Ctx
 from sitetools.core.errors import ServiceError, envelope
 from sitetools.core.ids import new_id
-from sitetools.core.pagination import decode_cursor, encode_cursor
+from sitetools.core.pagination import newest_first
 from sitetools.core.signals import JOBS_QUEUED, job_channel
 from sitetools.jobs import events
 from sitetools.jobs.keyless import Keyless, count_keyless_run, require_keyless_runs
@@ -52,6 +52,7 @@ __all__ = [
     "answer_input",
     "answer_protected",
     "cancel_job",
+    "close_requests",
     "decrypt_json",
     "encrypt_json",
     "job_detail",
@@ -397,20 +398,14 @@ async def list_jobs(ctx: Ctx, caller: Caller, params: ListJobsQuery) -> JobPage:
                 func.lower(Job.site_name).like(needle, escape="\\"),
             )
         )
-    if params.cursor is not None:
-        after = decode_cursor(params.cursor)
-        query = query.where(
-            or_(
-                Job.created_at < after.created_at,
-                and_(Job.created_at == after.created_at, Job.id < after.id),
-            )
-        )
-    rows = list(
-        await ctx.db.scalars(
-            query.order_by(Job.created_at.desc(), Job.id.desc()).limit(params.limit + 1)
-        )
+    page, next_cursor = await newest_first(
+        ctx.db,
+        query,
+        Job.created_at,
+        Job.id,
+        params.cursor,
+        params.limit,
     )
-    page, more = rows[: params.limit], len(rows) > params.limit
     grouped = await ctx.db.execute(
         select(Job.status, func.count()).where(visible).group_by(Job.status)
     )
@@ -421,14 +416,15 @@ async def list_jobs(ctx: Ctx, caller: Caller, params: ListJobsQuery) -> JobPage:
     }
     return JobPage(
         data=[job_out(ctx, job) for job in page],
-        next_cursor=encode_cursor(page[-1].created_at, page[-1].id) if more else None,
+        next_cursor=next_cursor,
         needs_input_count=counts["needs_input"],
         counts=JobCounts(**counts),
     )
 
 
-async def _close_requests(ctx: Ctx, job: Job) -> None:
-    """A question closes with its job (its events stop, its answers are gone)."""
+async def close_requests(ctx: Ctx, job: Job) -> None:
+    """The job's pending question closes (job ended or re-queued): its events stop, its
+    answers are gone."""
     for request in await ctx.db.scalars(
         select(InputRequest).where(InputRequest.job_id == job.id, InputRequest.state == "pending")
     ):
@@ -455,7 +451,7 @@ async def end_job(
         error_details=details or None,
         customer_message=customer_message,
     )
-    await _close_requests(ctx, job)
+    await close_requests(ctx, job)
     if job.quota_reservation_id is not None:
         # A job that never started gives its unit back; one that started has used it.
         await quota.release(ctx, job.quota_reservation_id)

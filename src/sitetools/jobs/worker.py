@@ -22,6 +22,7 @@ from sitetools.jobs.service import (
     ANSWERS_PURPOSE,
     INPUT_PURPOSE,
     RESULT_PURPOSE,
+    close_requests,
     decrypt_json,
     encrypt_json,
     end_job,
@@ -308,13 +309,7 @@ async def recover_lost(ctx: Ctx) -> int:
     for job in jobs:
         safe = job.effect == "read" or not job.reached_site
         if safe and job.attempts < 2:
-            for request in await ctx.db.scalars(
-                select(InputRequest).where(
-                    InputRequest.job_id == job.id, InputRequest.state == "pending"
-                )
-            ):
-                request.state = "closed"
-                await stop_question_events(ctx, request.id)
+            await close_requests(ctx, job)
             move(
                 job,
                 "queued",

@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from sitetools.auth.caller import Caller
 from sitetools.auth.resolve import resolve_caller
-from sitetools.core.context import AppServices, Ctx
+from sitetools.core.context import AppServices, unit
 from sitetools.core.errors import ServiceError
 from sitetools.operations.parsing import parse_json_body, parse_model
 from sitetools.operations.registry import Operation, OpRequest, Reply
@@ -77,8 +77,7 @@ def _endpoint(
 ) -> Any:
     async def endpoint(request: Request) -> Response:
         token = bearer_token(request)
-        ctx = Ctx(None, services, sessions)
-        try:
+        async with unit(services, sessions) as ctx:
             caller = None
             if token is not None:
                 caller = await resolve_caller(ctx, token)
@@ -109,16 +108,6 @@ def _endpoint(
                         issues=[{"path": "/body", "message": "A JSON body is required."}],
                     )
             result = await operation.handler(OpRequest(ctx, caller, path, query, body, request))
-            await ctx.commit()
-        except ServiceError as error:
-            await (ctx.commit() if error.commit_changes else ctx.rollback())
-            raise
-        except BaseException:
-            await ctx.rollback()
-            raise
-        finally:
-            if ctx.opened:
-                await ctx.db.close()
         return _render(operation, result)
 
     endpoint.__name__ = operation.operation_id.replace(".", "_")

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from sitetools.accounts.models import Account
 from sitetools.accounts.service import load_account
 from sitetools.auth.caller import Caller
+from sitetools.core.clock import iso_utc
 from sitetools.core.context import Ctx
 from sitetools.core.db import insert_if_missing
 from sitetools.core.errors import ServiceError
@@ -101,7 +102,7 @@ async def reserve(ctx: Ctx, account_id: str, counter: Counter) -> str:
         statement = statement.where(QuotaCounter.used + QuotaCounter.reserved < limit)
     result = await ctx.db.execute(statement.values(reserved=QuotaCounter.reserved + 1))
     if result.rowcount != 1:  # type: ignore[attr-defined]
-        raise ServiceError("quota_exceeded", reset_at=end.isoformat().replace("+00:00", "Z"))
+        raise ServiceError("quota_exceeded", reset_at=iso_utc(end))
     reservation = QuotaReservation(
         id=new_id("qres"),
         account_id=account_id,

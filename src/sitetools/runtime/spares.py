@@ -36,10 +36,14 @@ class SpareProcesses:
         self._zygote: asyncio.Task[ForkServer | None] | None = None
 
     async def _fork_server(self) -> ForkServer | None:
-        if self._zygote is None or (
-            self._zygote.done()
-            and (self._zygote.result() is None or not self._zygote.result().alive)  # type: ignore[union-attr]
-        ):
+        """The running fork server; a new one when the last one died or could not start."""
+        if self._zygote is not None and self._zygote.done():
+            previous = self._zygote.result()
+            if previous is None or not previous.alive:
+                self._zygote = None
+                if previous is not None:
+                    await previous.close()
+        if self._zygote is None:
             self._zygote = asyncio.get_running_loop().create_task(self._start_zygote())
         return await asyncio.shield(self._zygote)
 

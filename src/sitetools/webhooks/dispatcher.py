@@ -25,7 +25,7 @@ from sitetools.core.context import AppServices, Ctx, unit
 from sitetools.core.ids import new_id
 from sitetools.core.signals import WEBHOOKS_DUE
 from sitetools.webhooks.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
-from sitetools.webhooks.signing import SecretUnreadableError, signature_header, signing_secrets
+from sitetools.webhooks.signing import SecretUnreadableError, signing_secrets, standard_headers
 from sitetools.webhooks.transport import PostResult, Sender
 
 __all__ = ["FAILURES_BEFORE_DISABLE", "RETRY_AFTER", "Dispatcher", "disable_webhook", "prune"]
@@ -87,28 +87,6 @@ async def disable_webhook(ctx: Ctx, webhook_id: str, reason: str) -> bool:
         .values(state="dropped", ended_at=now, lease_owner=None, lease_expires_at=None)
     )
     return True
-
-
-def sign_headers(services: AppServices, claimed: Claimed, now: datetime) -> list[tuple[str, str]]:
-    """Standard Webhooks headers for one attempt (the timestamp is the attempt's)."""
-    secrets = signing_secrets(
-        services.keyring,
-        claimed.webhook_id,
-        claimed.secret_enc,
-        claimed.previous_secret_enc,
-        claimed.previous_secret_until,
-        now,
-    )
-    stamp = int(now.timestamp())
-    body = claimed.body.encode()
-    return [
-        ("webhook-id", claimed.event_id),
-        ("webhook-timestamp", str(stamp)),
-        (
-            "webhook-signature",
-            signature_header(secrets, claimed.event_id, stamp, body),
-        ),
-    ]
 
 
 class Dispatcher:
@@ -268,11 +246,20 @@ class Dispatcher:
     async def send(self, claimed: Claimed) -> Outcome:
         now = self.services.clock.now()
         try:
-            headers = sign_headers(self.services, claimed, now)
+            secrets = signing_secrets(
+                self.services.keyring,
+                claimed.webhook_id,
+                claimed.secret_enc,
+                claimed.previous_secret_enc,
+                claimed.previous_secret_until,
+                now,
+            )
         except SecretUnreadableError:
             result = PostResult(None, "secret unreadable: rotate the webhook's secret", 0)
         else:
-            result = await self.sender.post(claimed.url, headers, claimed.body.encode())
+            body = claimed.body.encode()
+            headers = standard_headers(secrets, claimed.event_id, now, body)
+            result = await self.sender.post(claimed.url, headers, body)
         return Outcome(claimed, result, now)
 
     async def _deliver(self, claimed: Claimed) -> None:
@@ -301,19 +288,20 @@ class Dispatcher:
             outcomes = [o for o in outcomes if o.claimed.webhook_id in existing]
             if not outcomes:
                 return
-            ended: list[dict[str, object]] = []
-            retried: list[dict[str, object]] = []
+            changes: list[dict[str, object]] = []
             attempts: list[dict[str, object]] = []
             for outcome in outcomes:
                 state, label, next_at = _next_state(outcome, now)
-                row = {
-                    "b_id": outcome.claimed.delivery_id,
-                    "b_attempts": outcome.claimed.attempts + 1,
-                }
-                if next_at is None:
-                    ended.append({**row, "b_state": state})
-                else:
-                    retried.append({**row, "b_next": next_at})
+                changes.append(
+                    {
+                        "b_id": outcome.claimed.delivery_id,
+                        "b_state": state,
+                        "b_attempts": outcome.claimed.attempts + 1,
+                        # An ended delivery keeps no next attempt but its end time.
+                        "b_next": next_at or now,
+                        "b_ended": None if next_at else now,
+                    }
+                )
                 result = outcome.result
                 attempts.append(
                     {
@@ -329,35 +317,21 @@ class Dispatcher:
                     }
                 )
             d = _DELIVERIES.c
-            mine = [
-                d.id == bindparam("b_id"),
-                d.lease_owner == self.owner,
-                d.state == "pending",
-            ]
-            cleared = {"lease_owner": None, "lease_expires_at": None}
-            if ended:
-                await ctx.db.execute(
-                    update(_DELIVERIES)
-                    .where(*mine)
-                    .values(
-                        state=bindparam("b_state"),
-                        attempts=bindparam("b_attempts"),
-                        ended_at=now,
-                        **cleared,
-                    ),
-                    ended,
-                )
-            if retried:
-                await ctx.db.execute(
-                    update(_DELIVERIES)
-                    .where(*mine)
-                    .values(
-                        attempts=bindparam("b_attempts"),
-                        next_attempt_at=bindparam("b_next"),
-                        **cleared,
-                    ),
-                    retried,
-                )
+            # Only rows still leased to this process and pending (a deleted webhook's, or one
+            # dropped meanwhile, stay as they are).
+            await ctx.db.execute(
+                update(_DELIVERIES)
+                .where(d.id == bindparam("b_id"), d.lease_owner == self.owner, d.state == "pending")
+                .values(
+                    state=bindparam("b_state"),
+                    attempts=bindparam("b_attempts"),
+                    next_attempt_at=bindparam("b_next"),
+                    ended_at=bindparam("b_ended"),
+                    lease_owner=None,
+                    lease_expires_at=None,
+                ),
+                changes,
+            )
             await ctx.db.execute(insert(_ATTEMPTS), attempts)
             for webhook_id in dict.fromkeys(o.claimed.webhook_id for o in outcomes):
                 await self._account(

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import select, text, update
 
+from sitetools.core.clock import iso_utc
 from sitetools.core.context import Ctx
 from sitetools.core.ids import new_id
 from sitetools.core.signals import WEBHOOKS_DUE
@@ -20,17 +21,12 @@ __all__ = ["NOTIFY_CHANNEL", "envelope_body", "record_event", "stop_question_eve
 NOTIFY_CHANNEL = "sitetools_webhooks"
 
 
-def timestamp(moment: datetime) -> str:
-    """ISO 8601 UTC as every other timestamp of the API (pydantic's form)."""
-    return moment.isoformat().replace("+00:00", "Z")
-
-
 def envelope_body(event_id: str, event_type: str, created_at: datetime, data: Any) -> str:
     """spec: "Envelope" - the exact bytes every attempt of this event sends."""
     envelope = {
         "id": event_id,
         "type": event_type,
-        "created_at": timestamp(created_at),
+        "created_at": iso_utc(created_at),
         "data": data,
     }
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import func, select, update
 
 from sitetools.accounts.service import current_members, lock_membership
 from sitetools.auth.caller import Caller
@@ -14,8 +14,8 @@ from sitetools.core.addresses import AllowList
 from sitetools.core.context import Ctx
 from sitetools.core.errors import ServiceError
 from sitetools.core.ids import new_id
-from sitetools.core.pagination import decode_cursor, encode_cursor
-from sitetools.webhooks.dispatcher import Claimed, disable_webhook, sign_headers
+from sitetools.core.pagination import newest_first
+from sitetools.webhooks.dispatcher import disable_webhook
 from sitetools.webhooks.models import Webhook, WebhookAttempt, WebhookDelivery
 from sitetools.webhooks.outbox import envelope_body, wake
 from sitetools.webhooks.schemas import (
@@ -36,6 +36,8 @@ from sitetools.webhooks.signing import (
     new_signing_secret,
     open_secret,
     seal_secret,
+    signing_secrets,
+    standard_headers,
 )
 from sitetools.webhooks.transport import Sender
 from sitetools.webhooks.urls import check_webhook_url
@@ -119,21 +121,13 @@ async def list_webhooks(ctx: Ctx, caller: Caller, cursor: str | None, limit: int
         query = query.where(Webhook.account_id == caller.account_id)
     else:
         query = query.where(Webhook.membership_id == caller.membership_id)
-    if cursor is not None:
-        after = decode_cursor(cursor)
-        query = query.where(
-            or_(
-                Webhook.created_at < after.created_at,
-                and_(Webhook.created_at == after.created_at, Webhook.id < after.id),
-            )
-        )
-    query = query.order_by(Webhook.created_at.desc(), Webhook.id.desc()).limit(limit + 1)
-    hooks = list(await ctx.db.scalars(query))
-    page, more = hooks[:limit], len(hooks) > limit
+    page, next_cursor = await newest_first(
+        ctx.db, query, Webhook.created_at, Webhook.id, cursor, limit
+    )
     members = await current_members(ctx, {hook.membership_id for hook in page})
     return WebhookPage(
         data=[_out(hook, members) for hook in page],
-        next_cursor=encode_cursor(page[-1].created_at, page[-1].id) if more else None,
+        next_cursor=next_cursor,
     )
 
 
@@ -234,22 +228,18 @@ async def test_webhook(ctx: Ctx, caller: Caller, webhook_id: str) -> TestOut:
     now = ctx.now()
     event_id = new_id("evt")
     body = envelope_body(event_id, "webhook.test", now, {"webhook_id": hook.id})
-    claimed = Claimed(
-        delivery_id="",
-        webhook_id=hook.id,
-        event_id=event_id,
-        event_type="webhook.test",
-        attempts=0,
-        url=hook.url,
-        body=body,
-        secret_enc=hook.secret_enc,
-        previous_secret_enc=hook.previous_secret_enc,
-        previous_secret_until=hook.previous_secret_until,
-    )
     try:
-        headers = sign_headers(ctx.app, claimed, now)
+        secrets = signing_secrets(
+            ctx.keyring,
+            hook.id,
+            hook.secret_enc,
+            hook.previous_secret_enc,
+            hook.previous_secret_until,
+            now,
+        )
     except SecretUnreadableError:
         raise ServiceError("webhook_secret_unreadable", webhook_id=hook.id) from None
+    headers = standard_headers(secrets, event_id, now, body.encode())
     sender = Sender(ctx.settings, max_connections=1)
     try:
         result = await sender.post(hook.url, headers, body.encode())
@@ -280,19 +270,14 @@ async def list_attempts(
     hook = await _load(ctx, caller, webhook_id)
     _require_creator(caller, hook)
     a = WebhookAttempt
-    query = select(a).where(a.webhook_id == hook.id)
-    if cursor is not None:
-        after = decode_cursor(cursor)
-        query = query.where(
-            or_(
-                a.attempted_at < after.created_at,
-                and_(a.attempted_at == after.created_at, a.id < after.id),
-            )
-        )
-    rows = list(
-        await ctx.db.scalars(query.order_by(a.attempted_at.desc(), a.id.desc()).limit(limit + 1))
+    page, next_cursor = await newest_first(
+        ctx.db,
+        select(a).where(a.webhook_id == hook.id),
+        a.attempted_at,
+        a.id,
+        cursor,
+        limit,
     )
-    page, more = rows[:limit], len(rows) > limit
     return AttemptPage(
         data=[
             AttemptOut(
@@ -307,7 +292,7 @@ async def list_attempts(
             )
             for row in page
         ],
-        next_cursor=encode_cursor(page[-1].attempted_at, page[-1].id) if more else None,
+        next_cursor=next_cursor,
     )
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "seal_secret",
     "signature_header",
     "signing_secrets",
+    "standard_headers",
 ]
 
 SECRET_PREFIX = "whsec_"
@@ -31,6 +32,18 @@ def new_signing_secret() -> str:
 
 def _key(secret: str) -> bytes:
     return base64.b64decode(secret.removeprefix(SECRET_PREFIX))
+
+
+def standard_headers(
+    secrets_in_use: list[str], message_id: str, at: datetime, body: bytes
+) -> list[tuple[str, str]]:
+    """The Standard Webhooks headers of one attempt (its timestamp is the attempt's)."""
+    stamp = int(at.timestamp())
+    return [
+        ("webhook-id", message_id),
+        ("webhook-timestamp", str(stamp)),
+        ("webhook-signature", signature_header(secrets_in_use, message_id, stamp, body)),
+    ]
 
 
 def signature_header(
