@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from sitetools.core.clock import Clock, SystemClock
 from sitetools.core.config import Settings
@@ -17,6 +18,9 @@ from sitetools.core.crypto import Keyring, PasswordHashing, load_or_create_maste
 from sitetools.core.db import create_engine, session_factory
 from sitetools.core.fastread import CommittedReader
 from sitetools.dashboard.routes import mount_dashboard
+from sitetools.mcp_endpoints.endpoint import McpHub
+from sitetools.mcp_endpoints.server import McpServers
+from sitetools.oauth.routes import oauth_routes
 from sitetools.operations.catalog import all_operations
 from sitetools.operations.http import HttpMiddleware, install_handlers
 from sitetools.operations.openapi import build_openapi
@@ -55,7 +59,8 @@ def create_app(
         embedded = Worker(services, db_sessions, engine) if worker else None
         if embedded is not None:
             embedded.start()
-        yield
+        async with mcp.running():
+            yield
         if embedded is not None:
             await embedded.stop()
         await engine.dispose()
@@ -78,6 +83,14 @@ def create_app(
     operations = all_operations()
     document = build_openapi(operations, settings.base_url)
     mount_operations(app, operations, services, db_sessions)
+    mcp = McpHub(services, db_sessions, McpServers(services, db_sessions, operations, document))
+    app.router.routes.extend(
+        [
+            Route("/mcp", mcp, name="mcp"),
+            Route("/mcp/integrations/{integration_id}", mcp, name="mcp_integration"),
+            *oauth_routes(services, db_sessions),
+        ]
+    )
 
     @app.get("/v1/openapi.json", include_in_schema=False)
     async def openapi_document() -> JSONResponse:

@@ -8,10 +8,12 @@ from sitetools.accounts.models import (
     SignInAttempt,
     User,
 )
+from sitetools.connect.models import DeviceSignIn
 from sitetools.core.db import Base
 from sitetools.core.nonces import SpentNonce
 from sitetools.jobs.models import InputRequest, Job, KeylessRunCount
 from sitetools.keys.models import ApiKey
+from sitetools.oauth.models import OAuthClient, OAuthCode, OAuthGrant, OAuthToken
 from sitetools.quota.models import QuotaCounter, QuotaReservation
 from sitetools.tools.models import Integration, Tool, ToolVersion
 from sitetools.webhooks.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
@@ -22,11 +24,16 @@ __all__ = [
     "Base",
     "ConnectionPreference",
     "DashboardSession",
+    "DeviceSignIn",
     "InputRequest",
     "Integration",
     "Job",
     "KeylessRunCount",
     "Membership",
+    "OAuthClient",
+    "OAuthCode",
+    "OAuthGrant",
+    "OAuthToken",
     "QuotaCounter",
     "QuotaReservation",
     "SignInAttempt",

@@ -29,6 +29,8 @@ class Caller:
     client_id: str
     integration_id: str | None = None
     signed_in_at: datetime | None = None
+    # An OAuth access token's resource (audience): the exact MCP endpoint URL it was issued for.
+    audience: str | None = None
 
     def has(self, permission: Permission) -> bool:
         return permission in self.permissions

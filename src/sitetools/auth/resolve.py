@@ -20,14 +20,17 @@ from sitetools.auth.permissions import (
     Permission,
     Role,
 )
+from sitetools.auth.resources import integration_of_resource
 from sitetools.core.context import Ctx
 from sitetools.core.errors import ServiceError
 from sitetools.keys.models import ApiKey
+from sitetools.oauth.models import OAuthGrant, OAuthToken
 
-__all__ = ["API_KEY_PREFIX", "SESSION_PREFIX", "resolve_caller"]
+__all__ = ["API_KEY_PREFIX", "OAUTH_ACCESS_PREFIX", "SESSION_PREFIX", "resolve_caller"]
 
 API_KEY_PREFIX = "svc_"
 SESSION_PREFIX = "sst_"
+OAUTH_ACCESS_PREFIX = "soa_"
 # spec: "last_used_at is kept (at most one write per key per minute)"
 _TOUCH_EVERY = timedelta(minutes=1)
 
@@ -55,6 +58,8 @@ async def resolve_caller(ctx: Ctx, token: str) -> Caller:
         return await _resolve_api_key(ctx, token)
     if token.startswith(SESSION_PREFIX):
         return await _resolve_session(ctx, token)
+    if token.startswith(OAUTH_ACCESS_PREFIX):
+        return await _resolve_oauth(ctx, token)
     raise ServiceError("unauthorized")
 
 
@@ -160,4 +165,75 @@ async def _resolve_session(ctx: Ctx, token: str) -> Caller:
         credential_id=session.id,
         client_id="dashboard",
         signed_in_at=session.signed_in_at,
+    )
+
+
+_OAUTH_LOOKUP = (
+    select(
+        OAuthToken.kind,
+        OAuthToken.expires_at,
+        OAuthToken.revoked_at,
+        OAuthGrant.id,
+        OAuthGrant.client_id,
+        OAuthGrant.resource,
+        OAuthGrant.permissions,
+        OAuthGrant.revoked_at,
+        OAuthGrant.last_used_at,
+        Membership.id,
+        Membership.user_id,
+        Membership.role,
+        Membership.ended_at,
+        Account.id,
+        Account.type,
+        Account.plan,
+        Account.status,
+        Account.name,
+        Account.created_at,
+    )
+    .join(OAuthGrant, OAuthGrant.id == OAuthToken.grant_id)
+    .join(Membership, Membership.id == OAuthGrant.membership_id)
+    .join(Account, Account.id == OAuthGrant.account_id)
+    .where(OAuthToken.digest == bindparam("digest"))
+)
+
+
+async def _resolve_oauth(ctx: Ctx, token: str) -> Caller:
+    """An OAuth access token: its grant's permissions ∩ the member's current role; an
+    integration endpoint's token also no more than an integration key."""
+    now = ctx.now()
+    rows = await ctx.read(_OAUTH_LOOKUP, {"digest": ctx.keyring.token_digest(token)})
+    if not rows:
+        raise ServiceError("unauthorized")
+    row: tuple[Any, ...] = tuple(rows[0])
+    (kind, expires_at, token_revoked, grant_id, client_id, resource, own) = row[:7]
+    (grant_revoked, last_used_at, membership_id, user_id, role, ended_at) = row[7:13]
+    (account_id, account_type, plan, status, account_name, account_created_at) = row[13:19]
+    if kind != "access" or token_revoked is not None or grant_revoked is not None:
+        raise ServiceError("unauthorized")
+    if expires_at <= now:
+        raise ServiceError("unauthorized")
+    _check_membership(ended_at, status)
+    permissions = _permissions(role, own)
+    integration_id = integration_of_resource(ctx.settings.base_url, resource)
+    if integration_id is not None:
+        permissions &= INTEGRATION_KEY_PERMISSIONS
+    if last_used_at is None or now - last_used_at >= _TOUCH_EVERY:
+        await ctx.db.execute(
+            update(OAuthGrant).where(OAuthGrant.id == grant_id).values(last_used_at=now)
+        )
+    return Caller(
+        kind="oauth",
+        account_id=account_id,
+        account_type=account_type,
+        plan=plan,
+        account_name=account_name,
+        account_created_at=account_created_at,
+        user_id=user_id,
+        membership_id=membership_id,
+        role=Role(role),
+        permissions=permissions,
+        credential_id=grant_id,
+        client_id=client_id,
+        integration_id=integration_id,
+        audience=resource,
     )

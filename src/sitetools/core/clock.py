@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["Clock", "ManualClock", "SystemClock", "iso_utc", "utc"]
+__all__ = ["Clock", "ManualClock", "SystemClock", "iso_utc", "utc", "utc_day"]
 
 
 def utc(value: datetime) -> datetime:
@@ -13,6 +13,12 @@ def utc(value: datetime) -> datetime:
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
+
+
+def utc_day(now: datetime) -> tuple[datetime, datetime]:
+    """The UTC day ``now`` falls in: its start and the next day's start."""
+    start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return start, start + timedelta(days=1)
 
 
 def iso_utc(value: datetime) -> str:

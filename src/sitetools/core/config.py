@@ -82,6 +82,19 @@ class Settings(BaseSettings):
     webhook_concurrency_per_endpoint: int = Field(default=16, ge=1, le=1024)
     webhook_lease_seconds: int = Field(default=30, ge=2)
 
+    # MCP and OAuth (issue 7; decisions: "Limits the specification leaves open" - tokens).
+    # Comma-separated browser origins allowed to call the MCP endpoints besides the service's
+    # own, and extra Host header values (behind a proxy) besides the base URL's host.
+    allowed_origins: str = ""
+    allowed_hosts: str = ""
+    oauth_access_token_seconds: int = Field(default=3600, ge=60)
+    oauth_refresh_token_seconds: int = Field(default=30 * 24 * 3600, ge=3600)
+    oauth_code_seconds: int = Field(default=600, ge=30, le=3600)
+    mcp_session_idle_seconds: int = Field(default=1800, ge=30)
+    device_sign_in_enabled: bool = True
+    device_sign_in_seconds: int = Field(default=600, ge=60, le=3600)
+    device_sign_ins_per_network_daily: int = Field(default=20, ge=0)
+
     @field_validator("base_url")
     @classmethod
     def _strip_trailing_slash(cls, value: str) -> str:

@@ -18,6 +18,7 @@ from sitetools.accounts import sessions
 from sitetools.core.context import AppServices, Ctx
 from sitetools.core.errors import CATALOGUE
 from sitetools.dashboard import csrf
+from sitetools.dashboard.grants import grant_routes
 from sitetools.dashboard.identity import signed_in as signed_in_person
 from sitetools.dashboard.jobs import job_routes
 from sitetools.operations.rest import SESSION_COOKIE
@@ -186,4 +187,5 @@ def mount_dashboard(
 
     app.include_router(router)
     app.include_router(job_routes(services, db_sessions, templates))
+    app.include_router(grant_routes(services, db_sessions, templates))
     app.mount("/dashboard/static", StaticFiles(directory=str(_HERE / "static")), name="static")

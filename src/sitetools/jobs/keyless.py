@@ -8,11 +8,11 @@ from that network only. Runs are counted per UTC day, per network and over all n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import update
 
-from sitetools.core.clock import iso_utc
+from sitetools.core.clock import iso_utc, utc_day
 from sitetools.core.context import Ctx
 from sitetools.core.db import insert_if_missing
 from sitetools.core.errors import ServiceError
@@ -35,8 +35,7 @@ class Keyless:
 
 
 def _day(now: datetime) -> tuple[datetime, datetime]:
-    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    return start, start + timedelta(days=1)
+    return utc_day(now)
 
 
 def require_keyless_runs(ctx: Ctx) -> None:

@@ -592,3 +592,15 @@ async def answer_protected(
     cleaned = check_answers(request.questions, answers)
     await accept_answers(ctx, job, request, cleaned)
     return job
+
+
+async def job_integration(ctx: Ctx, caller: Starter, job_id: str) -> str | None:
+    """The integration of a job the caller may read (404 otherwise), without reading it."""
+    found = await ctx.db.execute(
+        select(Job.integration_id).where(Job.id == job_id, readable_by(caller))
+    )
+    row = found.first()
+    if row is None:
+        raise ServiceError("not_found", resource="job")
+    integration_id: str | None = row[0]
+    return integration_id

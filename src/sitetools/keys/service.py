@@ -40,7 +40,9 @@ __all__ = [
     "KEYS_PER_MEMBER",
     "complete_dashboard_intent",
     "create_key",
+    "default_permissions",
     "issue_key",
+    "key_out",
     "list_keys",
     "revoke_key",
     "rotate_key",
@@ -134,9 +136,16 @@ def _requested_permissions(caller_holds: frozenset[Permission], data: CreateKeyI
         if missing:
             raise ServiceError("permission_not_held", permissions=missing)
         return sorted(p.value for p in wanted)
+    return default_permissions(caller_holds, data.integration_id)
+
+
+def default_permissions(
+    caller_holds: frozenset[Permission], integration_id: str | None
+) -> list[str]:
+    """A key's permissions when none are named: all the caller holds except the named-only."""
     allowed = (
         INTEGRATION_KEY_PERMISSIONS
-        if data.integration_id is not None
+        if integration_id is not None
         else frozenset(Permission) - NAMED_ONLY_PERMISSIONS - {Permission.CREDENTIALS_MANAGE}
     )
     chosen = sorted(p.value for p in caller_holds & allowed)
@@ -268,6 +277,13 @@ async def _trim_unused_connect_keys(
     for key in unused[: max(0, len(unused) - UNUSED_CONNECT_KEYS_KEPT)]:
         key.revoked_at = now
     await ctx.db.flush()
+
+
+async def key_out(ctx: Ctx, key_id: str) -> ApiKeyOut:
+    key = await ctx.db.get(ApiKey, key_id)
+    if key is None:
+        raise ServiceError("not_found", resource="api_key")
+    return _out(key)
 
 
 async def _own_key(ctx: Ctx, caller: Caller, key_id: str) -> ApiKey:

@@ -16,16 +16,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sitetools.auth.resources import account_mcp_url, resource_metadata_url
 from sitetools.core.errors import ServiceError, envelope
 from sitetools.core.logging import get_logger
 
-__all__ = ["HttpMiddleware", "error_response", "install_handlers"]
+__all__ = ["HttpMiddleware", "error_response", "install_handlers", "is_outage"]
 
 _log = get_logger("sitetools.http")
 _stdlib_log = logging.getLogger("sitetools.http")
 
 
-def _is_outage(error: BaseException) -> bool:
+def is_outage(error: BaseException) -> bool:
     """A failure to reach or lock the database: the same request may work shortly (503)."""
     if isinstance(error, sqlalchemy.exc.TimeoutError | sqlalchemy.exc.InterfaceError):
         return True
@@ -34,17 +35,15 @@ def _is_outage(error: BaseException) -> bool:
     return isinstance(error, OSError | asyncio.TimeoutError)
 
 
-def resource_metadata_url(base_url: str) -> str:
-    """spec: "Authentication" 3 - a /v1 401 names the account MCP endpoint's metadata."""
-    return f"{base_url}/.well-known/oauth-protected-resource/mcp"
-
-
-def error_response(error: ServiceError, base_url: str) -> JSONResponse:
+def error_response(
+    error: ServiceError, base_url: str, *, resource: str | None = None
+) -> JSONResponse:
+    """The envelope; a 401 names the metadata of ``resource`` (spec: "Authentication" 3 - on
+    /v1 the account MCP endpoint's)."""
     headers: dict[str, str] = {}
     if error.status == 401:
-        headers["WWW-Authenticate"] = (
-            f'Bearer resource_metadata="{resource_metadata_url(base_url)}"'
-        )
+        metadata = resource_metadata_url(resource or account_mcp_url(base_url))
+        headers["WWW-Authenticate"] = f'Bearer resource_metadata="{metadata}"'
     if error.status == 429 and "retry_after_seconds" in error.details:
         headers["Retry-After"] = str(error.details["retry_after_seconds"])
     return JSONResponse(envelope(error, base_url), status_code=error.status, headers=headers)
@@ -118,7 +117,7 @@ class HttpMiddleware:
                     has_body = True
             await self.app(scope, self._limited(receive) if has_body else receive, send_with_id)
         except Exception as error:
-            unavailable = _is_outage(error)
+            unavailable = is_outage(error)
             _log.exception(
                 "database_unavailable" if unavailable else "unhandled_error",
                 method=scope["method"],

@@ -76,6 +76,8 @@ class OpRequest(Generic[P, Q, B]):
     query: Q
     body: B
     request: Request
+    # Which surface carries the call: REST, or MCP (its tools and ``call_service_api``).
+    surface: Literal["rest", "mcp"] = "rest"
 
     @property
     def user(self) -> Caller:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 import structlog
 from fastapi import FastAPI
@@ -15,15 +15,17 @@ from starlette.routing import Route
 
 from sitetools.auth.caller import Caller
 from sitetools.auth.resolve import resolve_caller
-from sitetools.core.context import AppServices, unit
+from sitetools.auth.resources import account_mcp_url
+from sitetools.core.context import AppServices, Ctx, unit
 from sitetools.core.errors import ServiceError
 from sitetools.operations.parsing import parse_json_body, parse_model
 from sitetools.operations.registry import Operation, OpRequest, Reply
 
-__all__ = ["SESSION_COOKIE", "bearer_token", "mount_operations"]
+__all__ = ["SESSION_COOKIE", "authorize", "bearer_token", "execute", "mount_operations"]
 
 SESSION_COOKIE = "sitetools_session"
 _JSON = "application/json"
+_NO_BODY: Any = object()
 
 
 def bearer_token(request: Request, *, allow_cookie: bool = True) -> str | None:
@@ -72,6 +74,41 @@ def _render(operation: Operation, result: BaseModel | Reply | None) -> Response:
     return Response(body.model_dump_json(), status_code=status, media_type=_JSON, headers=headers)
 
 
+async def execute(
+    operation: Operation,
+    ctx: Ctx,
+    caller: Caller | None,
+    request: Request,
+    *,
+    path_params: Mapping[str, Any],
+    query_params: Mapping[str, str],
+    body: Any = _NO_BODY,
+    surface: Literal["rest", "mcp"] = "rest",
+) -> BaseModel | Reply | None:
+    """Authorize, parse and run one operation: the one path REST and MCP share, so every rule
+    and error holds the same on both. ``body`` is the decoded JSON (absent: no body)."""
+    if caller is not None:
+        if caller.kind == "oauth" and caller.audience != account_mcp_url(ctx.settings.base_url):
+            # spec: "Authentication" 2 - an integration endpoint's token does not work on /v1.
+            raise ServiceError("unauthorized")
+        authorize(operation, caller)
+    elif not operation.public:
+        raise ServiceError("unauthorized")
+    path = parse_model(operation.path_model, path_params, "path") if operation.path_model else None
+    query = (
+        parse_model(operation.query_model, query_params, "query") if operation.query_model else None
+    )
+    parsed = None
+    if operation.body_model is not None:
+        if body is not _NO_BODY:
+            parsed = parse_model(operation.body_model, body, "body")
+        elif operation.body_required:
+            raise ServiceError(
+                "invalid_request", issues=[{"path": "/body", "message": "A JSON body is required."}]
+            )
+    return await operation.handler(OpRequest(ctx, caller, path, query, parsed, request, surface))
+
+
 def _endpoint(
     operation: Operation, services: AppServices, sessions: async_sessionmaker[AsyncSession]
 ) -> Any:
@@ -84,30 +121,20 @@ def _endpoint(
                 structlog.contextvars.bind_contextvars(
                     account_id=caller.account_id, credential_id=caller.credential_id
                 )
-                authorize(operation, caller)
-            elif not operation.public:
-                raise ServiceError("unauthorized")
-            path = (
-                parse_model(operation.path_model, request.path_params, "path")
-                if operation.path_model
-                else None
-            )
-            query = (
-                parse_model(operation.query_model, _single_values(request), "query")
-                if operation.query_model
-                else None
-            )
-            body = None
+            body: Any = _NO_BODY
             if operation.body_model is not None:
                 raw = await request.body()
                 if raw:  # only an empty body is "no body"; whitespace is not JSON
-                    body = parse_model(operation.body_model, parse_json_body(raw), "body")
-                elif operation.body_required:
-                    raise ServiceError(
-                        "invalid_request",
-                        issues=[{"path": "/body", "message": "A JSON body is required."}],
-                    )
-            result = await operation.handler(OpRequest(ctx, caller, path, query, body, request))
+                    body = parse_json_body(raw)
+            result = await execute(
+                operation,
+                ctx,
+                caller,
+                request,
+                path_params=request.path_params,
+                query_params=_single_values(request) if operation.query_model else {},
+                body=body,
+            )
         return _render(operation, result)
 
     endpoint.__name__ = operation.operation_id.replace(".", "_")

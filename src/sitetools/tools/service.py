@@ -574,3 +574,13 @@ async def tool_code(ctx: Ctx, version_id: str) -> ToolCode:
 async def tool_login_fields(ctx: Ctx, tool_id: str) -> list[str] | None:
     tool = await ctx.db.get(Tool, tool_id)
     return None if tool is None else tool.login_fields
+
+
+async def tool_effect(ctx: Ctx, tool_id: str) -> str | None:
+    """A tool's effect by ID (either spelling), or None when there is no such tool."""
+    try:
+        normalized = _tool_id(tool_id)
+    except ServiceError:
+        return None
+    effect: str | None = await ctx.db.scalar(select(Tool.effect).where(Tool.id == normalized))
+    return effect

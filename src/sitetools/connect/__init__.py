@@ -1,0 +1,1 @@
+"""Device sign-in: an agent without credentials gets an API key a person approved."""
