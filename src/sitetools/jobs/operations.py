@@ -41,7 +41,7 @@ def _starter(req: Req, *, starting: bool = False) -> Caller | Keyless:
 
 async def _run(req: Req) -> BaseModel:
     caller = _starter(req, starting=True)
-    job = await service.start_run(req.ctx, caller, req.body)
+    job = await service.start_run(req.ctx, caller, req.body, origin=req.surface)
     if req.body.wait_seconds > 0:
         await req.ctx.commit()
         await service.wait_for_job(req.ctx, caller, job.id, req.body.wait_seconds)

@@ -376,9 +376,11 @@ class McpServers:
                 try:
                     await self.run_op(call, "jobs.input", path={"id": detail.id}, body=input_body)
                 except ServiceError as error:
-                    if error.code in ("input_declined", "input_cancelled"):
-                        break
-                    return tool_error(error, self.base_url)
+                    if error.code not in ("input_declined", "input_cancelled"):
+                        return tool_error(error, self.base_url)
+                    # Declined or cancelled: the question stays pending, marked so.
+                    detail = await self._wait(call, detail.id, anyio.current_time())
+                    break
             detail = await self._wait(call, detail.id, deadline)
         return _receipt_result(detail)
 

@@ -89,6 +89,8 @@ class ServiceApi:
             **self._entry(op),
             "description": op.description,
             "callers": list(op.callers),
+            # What an API key or OAuth token needs besides the member's own permission.
+            "key_permission": op.key_permission.value if op.key_permission else None,
             "parameters": [
                 {
                     "name": p["name"],
