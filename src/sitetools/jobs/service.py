@@ -534,15 +534,20 @@ async def accept_answers(
     notify_job(ctx, job.id)
 
 
-async def wait_for_job(ctx: Ctx, caller: Starter, job_id: str, seconds: float) -> None:
-    """Until the job ends or asks, or ``seconds`` pass (decisions: ``wait_seconds``)."""
+async def wait_for_job(
+    ctx: Ctx, caller: Starter, job_id: str, seconds: float, *, answered_version: int = 0
+) -> None:
+    """Until the job ends or asks (a question newer than ``answered_version``), or ``seconds``
+    pass (decisions: ``wait_seconds``)."""
     deadline = time.monotonic() + seconds
     channel = job_channel(job_id)
     while True:
         with ctx.app.signals.listening((channel,)) as listener:
             await ctx.rollback()  # a fresh snapshot each look
             job = await _load(ctx, caller, job_id)
-            if job.status in TERMINAL or job.status == "needs_input":
+            if job.status in TERMINAL or (
+                job.status == "needs_input" and job.input_version > answered_version
+            ):
                 return
             left = deadline - time.monotonic()
             if left <= 0:

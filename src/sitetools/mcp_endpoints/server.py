@@ -381,14 +381,20 @@ class McpServers:
                     # Declined or cancelled: the question stays pending, marked so.
                     detail = await self._wait(call, detail.id, anyio.current_time())
                     break
-            detail = await self._wait(call, detail.id, deadline)
+            detail = await self._wait(
+                call, detail.id, deadline, answered_version=pending.request_version
+            )
         return _receipt_result(detail)
 
-    async def _wait(self, call: Call, job_id: str, deadline: float) -> JobDetail:
+    async def _wait(
+        self, call: Call, job_id: str, deadline: float, *, answered_version: int = 0
+    ) -> JobDetail:
         left = deadline - anyio.current_time()
         if left > 0:
             async with self.acting(call) as (ctx, admitted):
-                await jobs.wait_for_job(ctx, admitted.caller, job_id, left)
+                await jobs.wait_for_job(
+                    ctx, admitted.caller, job_id, left, answered_version=answered_version
+                )
         detail = await self.run_op(call, "jobs.get", path={"id": job_id})
         assert isinstance(detail, JobDetail)
         return detail
