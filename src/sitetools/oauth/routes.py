@@ -8,16 +8,15 @@ from typing import Any
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.metadata import MetadataHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
-from mcp.server.auth.handlers.revoke import RevocationHandler
 from mcp.server.auth.handlers.token import TokenHandler
-from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.settings import ClientRegistrationOptions
 from mcp.shared.auth import OAuthMetadata
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, request_response
+from starlette.routing import Route
 
 from sitetools.auth.resources import account_mcp_url, integration_mcp_url
 from sitetools.core.context import AppServices, unit
@@ -79,9 +78,34 @@ def oauth_routes(services: AppServices, sessions: async_sessionmaker[AsyncSessio
     provider = Provider(services, sessions)
     authenticator = ClientAuthenticator(provider)
     registration = RegistrationHandler(
-        provider, ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES))
+        provider,
+        ClientRegistrationOptions(
+            enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES)
+        ),
     )
     metadata = MetadataHandler(_metadata(base_url))
+
+    async def revoke(request: Request) -> Response:
+        """RFC 7009 (the SDK's handler insists on a ``client_secret`` public clients lack)."""
+        try:
+            client = await authenticator.authenticate_request(request)
+        except AuthenticationError as error:
+            return JSONResponse(
+                {"error": "unauthorized_client", "error_description": error.message}, 401
+            )
+        form = await request.form()
+        token = form.get("token")
+        if not isinstance(token, str) or not token:
+            return JSONResponse(
+                {"error": "invalid_request", "error_description": "token is required"}, 400
+            )
+        found = await provider.load_access_token(token) or await provider.load_refresh_token(
+            client, token
+        )
+        if found is not None and found.client_id == client.client_id:
+            await provider.revoke_token(found)
+        # Unknown or foreign tokens answer 200 too (RFC 7009 2.2).
+        return Response(status_code=200, headers=_NO_STORE)
 
     async def account_resource(_request: Request) -> Response:
         return JSONResponse(_resource_document(base_url, account_mcp_url(base_url)), 200)
@@ -109,18 +133,14 @@ def oauth_routes(services: AppServices, sessions: async_sessionmaker[AsyncSessio
         ),
         Route(
             AUTHORIZE_PATH,
-            request_response(AuthorizationHandler(provider).handle),
+            AuthorizationHandler(provider).handle,
             methods=["GET", "POST"],
         ),
         Route(
             TOKEN_PATH,
-            request_response(TokenHandler(provider, authenticator).handle),
+            TokenHandler(provider, authenticator).handle,
             methods=["POST"],
         ),
-        Route(REGISTER_PATH, request_response(registration.handle), methods=["POST"]),
-        Route(
-            REVOKE_PATH,
-            request_response(RevocationHandler(provider, authenticator).handle),
-            methods=["POST"],
-        ),
+        Route(REGISTER_PATH, registration.handle, methods=["POST"]),
+        Route(REVOKE_PATH, revoke, methods=["POST"]),
     ]

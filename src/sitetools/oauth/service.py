@@ -168,6 +168,7 @@ async def decide(
         created_at=now,
     )
     ctx.db.add(grant)
+    await ctx.db.flush()  # the code's row refers to it
     code = new_secret(CODE_PREFIX)
     ctx.db.add(
         OAuthCode(
