@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 CHROMIUM := /usr/lib/chromium/chromium
 export SITETOOLS_CHROMIUM ?= $(CHROMIUM)
 
-.PHONY: install run test lint fmt migrate bench chromium clean
+.PHONY: install run test lint fmt migrate bench mcp-conformance chromium clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ fmt: install
 test: install chromium lint
 	$(BIN)/pytest
 
+# The MCP conformance suite (npx fetches it and Node 22) against a fresh service.
+mcp-conformance: install
+	cd bench && ../$(BIN)/python mcp_conformance.py
+
 bench: install
 	@command -v wrk >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -50,6 +54,7 @@ bench: install
 	cd bench && ../$(BIN)/python runs.py
 	cd bench && ../$(BIN)/python browser.py
 	cd bench && ../$(BIN)/python webhooks.py
+	cd bench && ../$(BIN)/python mcp.py
 
 clean:
 	rm -rf $(VENV) .sitetools .mypy_cache .ruff_cache

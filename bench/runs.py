@@ -74,7 +74,7 @@ def prepare(env: dict[str, str]) -> tuple[str, str]:
     imported = json.loads(
         sitetools(env, "tools", "import", str(package), "--account", account["account_id"])
     )
-    secret = create_key(env, email, "runs:create", "jobs:read")
+    secret = create_key(env, email, "runs:create", "jobs:read", "tools:read")
     return secret, (imported["created"] or imported["unchanged"] or imported["updated"])[0]
 
 

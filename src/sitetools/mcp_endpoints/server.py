@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 
 from sitetools.auth.caller import Caller
+from sitetools.auth.permissions import Permission
 from sitetools.core.context import AppServices, Ctx, unit
 from sitetools.core.errors import ServiceError
 from sitetools.jobs import service as jobs
@@ -176,6 +177,8 @@ class McpServers:
                 pass
             return ACCOUNT_TOOLS
         async with self.acting(call) as (_ctx, admitted):
+            # Discovery is a read of the catalog (the permission GET /v1/tools needs).
+            admitted.caller.require(Permission.TOOLS_READ)
             tools = admitted.tools
         self._seen[call.session] = _fingerprint(tools)
         return [*(_integration_tool(tool) for tool in tools), *JOB_TOOLS]
