@@ -54,7 +54,7 @@ bench: install
 	cd bench && ../$(BIN)/python runs.py
 	cd bench && ../$(BIN)/python browser.py
 	cd bench && ../$(BIN)/python webhooks.py
-	cd bench && ../$(BIN)/python mcp.py
+	cd bench && ../$(BIN)/python mcp_calls.py
 
 clean:
 	rm -rf $(VENV) .sitetools .mypy_cache .ruff_cache
