@@ -4,14 +4,18 @@ Origin checks, and the protected-resource metadata documents."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from sqlalchemy import update
 
 from sitetools.accounts.models import Membership
 from sitetools.auth.permissions import Role
+from sitetools.mcp_endpoints.endpoint import McpHub
+from sitetools.mcp_endpoints.server import McpServers
 from sitetools.tools.models import Integration
 from tests.jobs.conftest import Runner
 from tests.mcp_endpoints.test_account_endpoint import INITIALIZE, MCP_HEADERS
@@ -169,3 +173,23 @@ async def test_a_session_belongs_to_the_credential_that_opened_it(runner: Runner
             },
         )
     assert hijack.status_code == 404
+
+
+async def test_an_account_that_cannot_be_verified_is_503(app: FastAPI) -> None:
+    """The database is unreachable while admitting the caller: 503 ``account_unavailable``."""
+
+    def unreachable() -> Any:
+        raise OSError("connection refused")
+
+    # No fast reader either: every read goes to the (unreachable) database.
+    services = dataclasses.replace(app.state.services, reader=None)
+    hub = McpHub(services, unreachable, McpServers(services, unreachable, [], {}))  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=hub)
+    host = services.settings.base_url.split("//", 1)[1]
+    async with httpx.AsyncClient(transport=transport, base_url=f"http://{host}") as http:
+        response = await http.post(
+            "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": "Bearer svc_x"}
+        )
+    assert response.status_code == 503
+    assert _code(response) == "account_unavailable"
+    assert response.json()["error"]["retryable"] is True

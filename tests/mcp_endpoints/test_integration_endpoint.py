@@ -5,6 +5,7 @@ and TOTP code on the protected page in Chromium)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp.types as types
@@ -72,6 +73,65 @@ async def test_every_read_tool_of_the_demo_shop_answers_its_result(runner: Runne
     assert orders["pending_input"]["delivery"] == "protected"
 
 
+def page_answerer(
+    page: Any, shop: Shop, urls: list[str], codes: list[str]
+) -> Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult]]:
+    """An elicitation callback that answers URL elicitations on the protected page: the
+    website login, then alice's TOTP code."""
+
+    async def elicit(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams)
+        urls.append(params.url)
+        await page.goto(params.url)
+        if await page.locator('input[name="login.username"]').count():
+            await page.fill('input[name="login.username"]', "alice")
+            await page.fill('input[name="login.password"]', "alice-password")
+        else:
+            code = shop.code("alice")
+            codes.append(code)
+            await page.fill('input[name="code"]', code)
+        await page.click('#answer-form button[type="submit"]')
+        await page.wait_for_selector("#done")
+        return types.ElicitResult(action="accept")
+
+    return elicit
+
+
+async def _signed_in_page(browser: Any, runner: Runner) -> Any:
+    context = await browser.new_context()
+    await context.add_cookies(
+        [
+            {
+                "name": "sitetools_session",
+                "value": runner.person.session_token,
+                "url": runner.server.url,
+            }
+        ]
+    )
+    return await context.new_page()
+
+
+async def test_list_orders_signs_in_on_the_protected_page(runner: Runner, shop: Shop) -> None:
+    urls: list[str] = []
+    codes: list[str] = []
+    messages: list[Any] = []
+    async with chromium() as browser:
+        page = await _signed_in_page(browser, runner)
+        elicit = page_answerer(page, shop, urls, codes)
+        async with mcp_session(
+            _url(runner), runner.key, elicitation=elicit, messages=messages
+        ) as session:
+            done = _data(
+                await session.call_tool("list_orders", {}, meta={"sitetools/wait_seconds": 60})
+            )
+    assert done["kind"] == "result", done
+    assert isinstance(done["result"]["orders"], list)
+    assert len(urls) == 2
+    text = "\n".join(str(m) for m in messages)
+    assert "alice-password" not in text
+    assert codes[0] not in text
+
+
 async def test_place_order_end_to_end_over_mcp(runner: Runner, shop: Shop) -> None:
     before = len(shop.store.orders("alice"))
     forms: list[types.ElicitRequestFormParams] = []
@@ -92,23 +152,13 @@ async def test_place_order_end_to_end_over_mcp(runner: Runner, shop: Shop) -> No
         )
         page = await context.new_page()
 
+        on_page = page_answerer(page, shop, urls, code_typed)
+
         async def elicit(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
             if isinstance(params, types.ElicitRequestFormParams):
                 forms.append(params)
                 return types.ElicitResult(action="accept", content={"confirm": True})
-            assert isinstance(params, types.ElicitRequestURLParams)
-            urls.append(params.url)
-            await page.goto(params.url)
-            if await page.locator('input[name="login.username"]').count():
-                await page.fill('input[name="login.username"]', "alice")
-                await page.fill('input[name="login.password"]', "alice-password")
-            else:
-                code = shop.code("alice")
-                code_typed.append(code)
-                await page.fill('input[name="code"]', code)
-            await page.click('#answer-form button[type="submit"]')
-            await page.wait_for_selector("#done")
-            return types.ElicitResult(action="accept")
+            return await on_page(_context, params)
 
         account_url = f"{runner.server.url}/mcp"
         async with mcp_session(account_url, runner.key) as account:
