@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import uvicorn
 from fastapi import FastAPI
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, Page, async_playwright
 
 from sitetools.accounts import service as accounts
 from sitetools.accounts import sessions
@@ -209,3 +209,12 @@ def served(app: Any, port: int, **config: Any) -> Iterator[None]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+async def signed_in_page(browser: Browser, server_url: str, session_token: str) -> Page:
+    """A new browser page that carries ``session_token`` as the Dashboard session cookie."""
+    context = await browser.new_context()
+    await context.add_cookies(
+        [{"name": "sitetools_session", "value": session_token, "url": server_url}]
+    )
+    return await context.new_page()

@@ -15,7 +15,7 @@ from sitetools.jobs.models import Job
 from tests.jobs.conftest import Runner
 from tests.mcp_endpoints.conftest import mcp_session
 from tests.shop import Shop
-from tests.support import chromium, ctx_for
+from tests.support import chromium, ctx_for, signed_in_page
 
 
 def _data(result: types.CallToolResult) -> dict[str, Any]:
@@ -239,17 +239,7 @@ async def test_a_secret_question_goes_by_url_and_is_answered_on_the_protected_pa
     typed: list[str] = []
 
     async with chromium() as browser:
-        context = await browser.new_context()
-        await context.add_cookies(
-            [
-                {
-                    "name": "sitetools_session",
-                    "value": runner.person.session_token,
-                    "url": runner.server.url,
-                }
-            ]
-        )
-        page = await context.new_page()
+        page = await signed_in_page(browser, runner.server.url, runner.person.session_token)
 
         async def elicit(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
             assert isinstance(params, types.ElicitRequestURLParams)

@@ -17,22 +17,12 @@ from sitetools.core.context import Ctx
 from sitetools.core.errors import ServiceError
 from tests.jobs.conftest import Runner
 from tests.mcp_endpoints.conftest import mcp_session
-from tests.support import MovableClock, chromium, ctx_for
+from tests.support import MovableClock, chromium, ctx_for, signed_in_page
 
 
 async def _decide(runner: Runner, verification_url: str, *, approve: bool) -> str:
     async with chromium() as browser:
-        context = await browser.new_context()
-        await context.add_cookies(
-            [
-                {
-                    "name": "sitetools_session",
-                    "value": runner.person.session_token,
-                    "url": runner.server.url,
-                }
-            ]
-        )
-        page = await context.new_page()
+        page = await signed_in_page(browser, runner.server.url, runner.person.session_token)
         await page.goto(verification_url)
         shown = await page.inner_text("#user-code")
         assert "api_keys:manage" not in await page.inner_text("#permissions")

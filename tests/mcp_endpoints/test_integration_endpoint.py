@@ -15,7 +15,7 @@ from sitetools.tools.models import Tool
 from tests.jobs.conftest import Runner
 from tests.mcp_endpoints.conftest import mcp_session
 from tests.shop import Shop
-from tests.support import chromium, ctx_for
+from tests.support import chromium, ctx_for, signed_in_page
 
 
 def _url(runner: Runner, integration_id: str | None = None) -> str:
@@ -97,26 +97,12 @@ def page_answerer(
     return elicit
 
 
-async def _signed_in_page(browser: Any, runner: Runner) -> Any:
-    context = await browser.new_context()
-    await context.add_cookies(
-        [
-            {
-                "name": "sitetools_session",
-                "value": runner.person.session_token,
-                "url": runner.server.url,
-            }
-        ]
-    )
-    return await context.new_page()
-
-
 async def test_list_orders_signs_in_on_the_protected_page(runner: Runner, shop: Shop) -> None:
     urls: list[str] = []
     codes: list[str] = []
     messages: list[Any] = []
     async with chromium() as browser:
-        page = await _signed_in_page(browser, runner)
+        page = await signed_in_page(browser, runner.server.url, runner.person.session_token)
         elicit = page_answerer(page, shop, urls, codes)
         async with mcp_session(
             _url(runner), runner.key, elicitation=elicit, messages=messages

@@ -7,7 +7,6 @@ carrying the session's CSRF token.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter
 from fastapi.templating import Jinja2Templates
@@ -21,6 +20,7 @@ from sitetools.core.context import AppServices, Ctx
 from sitetools.core.errors import ServiceError
 from sitetools.dashboard import csrf
 from sitetools.dashboard.identity import signed_in
+from sitetools.dashboard.pages import private_page, to_sign_in
 from sitetools.oauth import service as oauth
 from sitetools.oauth.provider import CONSENT_PATH
 
@@ -41,14 +41,8 @@ def grant_routes(
     router = APIRouter(include_in_schema=False)
     keyring = services.keyring
 
-    def to_sign_in(request: Request) -> Response:
-        target = quote(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
-        return RedirectResponse(f"/dashboard/sign-in?next={target}", status_code=303)
-
     def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
-        response = templates.TemplateResponse(request, name, context, status_code=status)
-        response.headers["Cache-Control"] = "no-store"
-        response.headers["Referrer-Policy"] = "no-referrer"
+        response = private_page(templates, request, name, status, **context)
         # Consent must not be clickjacked into an approval.
         response.headers["X-Frame-Options"] = "DENY"
         response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"

@@ -4,19 +4,19 @@ person types answers (website passwords and codes only ever here)."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from sitetools.core.context import AppServices, Ctx
 from sitetools.core.errors import ServiceError
 from sitetools.dashboard import csrf
 from sitetools.dashboard.identity import signed_in
+from sitetools.dashboard.pages import private_page, to_sign_in
 from sitetools.jobs import service as jobs
 
 __all__ = ["job_routes"]
@@ -65,15 +65,8 @@ def job_routes(
 ) -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
-    def to_sign_in(request: Request) -> Response:
-        target = quote(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
-        return RedirectResponse(f"/dashboard/sign-in?next={target}", status_code=303)
-
     def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
-        response = templates.TemplateResponse(request, name, context, status_code=status)
-        response.headers["Cache-Control"] = "no-store"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+        return private_page(templates, request, name, status, **context)
 
     @router.get("/dashboard/jobs/{job_id}")
     async def watch(request: Request, job_id: str) -> Response:
