@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sitetools.jobs.models import InputRequest
 from tests.jobs.conftest import Runner
 from tests.shop import Shop
-from tests.support import chromium, ctx_for, new_person
+from tests.support import chromium, ctx_for, new_person, signed_in_page
 
 
 async def _pending(runner: Runner, job_id: str) -> dict[str, Any]:
@@ -23,12 +23,7 @@ async def _pending(runner: Runner, job_id: str) -> dict[str, Any]:
 
 
 async def _signed_in_page(browser: Any, runner: Runner, token: str) -> Page:
-    context = await browser.new_context()
-    await context.add_cookies(
-        [{"name": "sitetools_session", "value": token, "url": runner.server.url}]
-    )
-    page: Page = await context.new_page()
-    return page
+    return await signed_in_page(browser, runner.server.url, token)
 
 
 async def test_place_order_with_login_and_totp_on_the_protected_page(

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import mcp.types as types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.jobs.conftest import jobs_server, runner, shop
 
-__all__ = ["jobs_server", "mcp_session", "runner", "shop"]
+__all__ = ["error_of", "jobs_server", "mcp_session", "runner", "shop", "structured_of"]
 
 
 class Recording(httpx.AsyncBaseTransport):
@@ -77,3 +79,17 @@ async def mcp_session(
     ):
         await session.initialize()
         yield session
+
+
+def structured_of(result: types.CallToolResult) -> dict[str, Any]:
+    """A tool result's structured content (a receipt, a page, …)."""
+    assert result.structuredContent is not None, result
+    return result.structuredContent
+
+
+def error_of(result: types.CallToolResult) -> dict[str, Any]:
+    """An MCP tool error's object: the envelope's error, as the result text."""
+    assert result.isError, result
+    assert isinstance(result.content[0], types.TextContent)
+    body: dict[str, Any] = json.loads(result.content[0].text)
+    return body

@@ -3,7 +3,6 @@ questions by elicitation and on the protected page, and the errors as MCP tool e
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
@@ -13,21 +12,9 @@ from sqlalchemy import select
 
 from sitetools.jobs.models import Job
 from tests.jobs.conftest import Runner
-from tests.mcp_endpoints.conftest import mcp_session
+from tests.mcp_endpoints.conftest import error_of, mcp_session, structured_of
 from tests.shop import Shop
 from tests.support import chromium, ctx_for, signed_in_page
-
-
-def _data(result: types.CallToolResult) -> dict[str, Any]:
-    assert result.structuredContent is not None, result
-    return result.structuredContent
-
-
-def _error(result: types.CallToolResult) -> dict[str, Any]:
-    assert result.isError, result
-    assert isinstance(result.content[0], types.TextContent)
-    body: dict[str, Any] = json.loads(result.content[0].text)
-    return body
 
 
 def _url(runner: Runner) -> str:
@@ -66,9 +53,9 @@ async def test_search_tools_and_get_tool_answer_what_rest_answers(runner: Runner
     params = {"query": "product", "integration_id": runner.integration_id, "limit": 3}
     rest = (await runner.http.get("/v1/tools", params=params)).json()
     async with mcp_session(_url(runner), runner.key) as session:
-        page = _data(await session.call_tool("search_tools", params))
-        tool = _data(await session.call_tool("get_tool", {"tool_id": runner.tools["noop"]}))
-        by_site = _data(
+        page = structured_of(await session.call_tool("search_tools", params))
+        tool = structured_of(await session.call_tool("get_tool", {"tool_id": runner.tools["noop"]}))
+        by_site = structured_of(
             await session.call_tool("search_tools", {"site_url": runner.server.url, "limit": 5})
         )
     assert [t["id"] for t in page["data"]] == [t["id"] for t in rest["data"]]
@@ -82,7 +69,7 @@ async def test_run_tool_answers_the_result_once_and_the_job_is_the_rest_job(
     runner: Runner,
 ) -> None:
     async with mcp_session(_url(runner), runner.key) as session:
-        done = _data(
+        done = structured_of(
             await session.call_tool(
                 "run_tool", {"tool_id": runner.tools["noop"], "input": {}, "wait_seconds": 30}
             )
@@ -92,7 +79,7 @@ async def test_run_tool_answers_the_result_once_and_the_job_is_the_rest_job(
         assert done["effect"] == "read"
         assert done["output"]["read_with"] == "get_job"
         # The result was read by that call: later reads, on MCP or REST, answer result_expired.
-        again = _error(await session.call_tool("get_job", {"job_id": done["job_id"]}))
+        again = error_of(await session.call_tool("get_job", {"job_id": done["job_id"]}))
         assert again["code"] == "result_expired"
     rest = await runner.http.get(f"/v1/jobs/{done['job_id']}")
     assert rest.status_code == 410
@@ -103,14 +90,14 @@ async def test_run_tool_answers_the_result_once_and_the_job_is_the_rest_job(
 
 async def test_a_pending_receipt_then_get_job_reads_the_result(runner: Runner) -> None:
     async with mcp_session(_url(runner), runner.key) as session:
-        started = _data(
+        started = structured_of(
             await session.call_tool(
                 "run_tool", {"tool_id": runner.tools["noop"], "input": {}, "wait_seconds": 0}
             )
         )
         assert started["kind"] == "pending"
         await runner.until(started["job_id"], "succeeded")
-        read = _data(await session.call_tool("get_job", {"job_id": started["job_id"]}))
+        read = structured_of(await session.call_tool("get_job", {"job_id": started["job_id"]}))
     assert read["kind"] == "result"
     assert read["result"] == {"ok": True}
 
@@ -118,16 +105,16 @@ async def test_a_pending_receipt_then_get_job_reads_the_result(runner: Runner) -
 async def test_a_job_started_on_rest_is_read_and_cancelled_on_mcp(runner: Runner) -> None:
     job = (await runner.run("long_sleeper", {"seconds": 60})).json()
     async with mcp_session(_url(runner), runner.key) as session:
-        seen = _data(await session.call_tool("get_job", {"job_id": job["id"]}))
+        seen = structured_of(await session.call_tool("get_job", {"job_id": job["id"]}))
         assert seen["kind"] == "pending"
-        cancelled = _data(await session.call_tool("cancel_job", {"job_id": job["id"]}))
+        cancelled = structured_of(await session.call_tool("cancel_job", {"job_id": job["id"]}))
     assert cancelled["status"] == "cancelled"
     assert (await runner.job(job["id"]))["status"] == "cancelled"
 
 
 async def test_questions_go_back_to_an_agent_without_elicitation(runner: Runner) -> None:
     async with mcp_session(_url(runner), runner.key) as session:
-        asked = _data(
+        asked = structured_of(
             await session.call_tool(
                 "run_tool", {"tool_id": runner.tools["questions"], "input": {}, "wait_seconds": 30}
             )
@@ -135,7 +122,7 @@ async def test_questions_go_back_to_an_agent_without_elicitation(runner: Runner)
         assert asked["kind"] == "question"
         pending = asked["pending_input"]
         assert [q["id"] for q in pending["questions"]] == ["name", "size", "sure"]
-        bad = _error(
+        bad = error_of(
             await session.call_tool(
                 "answer_job",
                 {
@@ -148,7 +135,7 @@ async def test_questions_go_back_to_an_agent_without_elicitation(runner: Runner)
         )
         assert bad["code"] == "invalid_answer"
         assert bad["details"]["reason"] == "unoffered_option"
-        answered = _data(
+        answered = structured_of(
             await session.call_tool(
                 "answer_job",
                 {
@@ -161,12 +148,12 @@ async def test_questions_go_back_to_an_agent_without_elicitation(runner: Runner)
         )
         assert answered["job_id"] == asked["job_id"]
         await runner.until(asked["job_id"], "succeeded")
-        read = _data(await session.call_tool("get_job", {"job_id": asked["job_id"]}))
+        read = structured_of(await session.call_tool("get_job", {"job_id": asked["job_id"]}))
     assert read["result"] == {"answers": {"name": "Ada", "size": "m", "sure": True}}
 
 
 async def _form_delivery(session: Any) -> None:
-    changed = _data(
+    changed = structured_of(
         await session.call_tool(
             "call_service_api",
             {
@@ -192,7 +179,7 @@ async def test_form_questions_are_asked_by_elicitation_and_the_run_goes_on(
 
     async with mcp_session(_url(runner), runner.key, elicitation=elicit) as session:
         await _form_delivery(session)
-        done = _data(
+        done = structured_of(
             await session.call_tool(
                 "run_tool",
                 {
@@ -221,7 +208,7 @@ async def test_a_declined_elicitation_leaves_the_question_pending(runner: Runner
 
     async with mcp_session(_url(runner), runner.key, elicitation=decline) as session:
         await _form_delivery(session)
-        receipt = _data(
+        receipt = structured_of(
             await session.call_tool(
                 "run_tool", {"tool_id": runner.tools["questions"], "input": {}, "wait_seconds": 20}
             )
@@ -254,7 +241,7 @@ async def test_a_secret_question_goes_by_url_and_is_answered_on_the_protected_pa
         async with mcp_session(
             _url(runner), runner.key, elicitation=elicit, messages=messages
         ) as session:
-            done = _data(
+            done = structured_of(
                 await session.call_tool(
                     "run_tool",
                     {"tool_id": runner.tools["secret_code"], "input": {}, "wait_seconds": 40},
@@ -274,7 +261,7 @@ async def test_secret_questions_without_url_elicitation_come_as_the_protected_ur
     runner: Runner,
 ) -> None:
     async with mcp_session(_url(runner), runner.key) as session:
-        receipt = _data(
+        receipt = structured_of(
             await session.call_tool(
                 "run_tool",
                 {"tool_id": runner.tools["secret_code"], "input": {}, "wait_seconds": 30},
@@ -288,18 +275,18 @@ async def test_secret_questions_without_url_elicitation_come_as_the_protected_ur
 
 async def test_tool_errors_carry_the_envelope(runner: Runner) -> None:
     async with mcp_session(_url(runner), runner.key) as session:
-        bad_input = _error(
+        bad_input = error_of(
             await session.call_tool(
                 "run_tool",
                 {"tool_id": runner.tools["get_product_page"], "input": {"product_id": "x"}},
             )
         )
-        unknown = _error(
+        unknown = error_of(
             await session.call_tool("run_tool", {"tool_id": "tool_" + "0" * 32, "input": {}})
         )
-        missing = _error(await session.call_tool("get_job", {}))
-        nope = _error(await session.call_tool("no_such_tool", {}))
-        foreign = _error(await session.call_tool("get_job", {"job_id": "job_" + "1" * 32}))
+        missing = error_of(await session.call_tool("get_job", {}))
+        nope = error_of(await session.call_tool("no_such_tool", {}))
+        foreign = error_of(await session.call_tool("get_job", {"job_id": "job_" + "1" * 32}))
     assert bad_input["code"] == "invalid_input"
     assert set(bad_input) >= {"code", "message", "retryable", "docs_url", "details"}
     assert bad_input["retryable"] is False
@@ -314,22 +301,22 @@ async def test_tool_errors_carry_the_envelope(runner: Runner) -> None:
 async def test_the_service_api_is_searchable_describable_and_callable(runner: Runner) -> None:
     manager = await runner.person.key("manager", permissions=["api_keys:manage", "tools:read"])
     async with mcp_session(_url(runner), manager.secret) as session:
-        found = _data(await session.call_tool("search_service_api", {"query": "api keys"}))
-        described = _data(
+        found = structured_of(await session.call_tool("search_service_api", {"query": "api keys"}))
+        described = structured_of(
             await session.call_tool("describe_service_api", {"operation_id": "api_keys.create"})
         )
-        listed = _data(
+        listed = structured_of(
             await session.call_tool(
                 "call_service_api", {"operation_id": "api_keys.list", "query": {"limit": 5}}
             )
         )
-        refused = _error(
+        refused = error_of(
             await session.call_tool(
                 "call_service_api",
                 {"operation_id": "api_keys.list", "query": {"limit": 500}},
             )
         )
-        unknown = _error(
+        unknown = error_of(
             await session.call_tool("describe_service_api", {"operation_id": "nope.nothing"})
         )
     ids = [entry["operation_id"] for entry in found["data"]]
@@ -351,10 +338,10 @@ async def test_the_service_api_is_searchable_describable_and_callable(runner: Ru
 async def test_call_service_api_keeps_the_callers_permissions(runner: Runner) -> None:
     limited = await runner.person.key("readonly", permissions=["tools:read"])
     async with mcp_session(_url(runner), limited.secret) as session:
-        refused = _error(
+        refused = error_of(
             await session.call_tool("call_service_api", {"operation_id": "webhooks.list"})
         )
-        run = _error(
+        run = error_of(
             await session.call_tool("run_tool", {"tool_id": runner.tools["noop"], "input": {}})
         )
     assert refused["code"] == "forbidden"

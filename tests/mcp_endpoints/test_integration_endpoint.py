@@ -4,7 +4,6 @@ and TOTP code on the protected page in Chromium)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -13,25 +12,13 @@ from sqlalchemy import update
 
 from sitetools.tools.models import Tool
 from tests.jobs.conftest import Runner
-from tests.mcp_endpoints.conftest import mcp_session
+from tests.mcp_endpoints.conftest import error_of, mcp_session, structured_of
 from tests.shop import Shop
 from tests.support import chromium, ctx_for, signed_in_page
 
 
 def _url(runner: Runner, integration_id: str | None = None) -> str:
     return f"{runner.server.url}/mcp/integrations/{integration_id or runner.integration_id}"
-
-
-def _data(result: types.CallToolResult) -> dict[str, Any]:
-    assert result.structuredContent is not None, result
-    return result.structuredContent
-
-
-def _error(result: types.CallToolResult) -> dict[str, Any]:
-    assert result.isError, result
-    assert isinstance(result.content[0], types.TextContent)
-    body: dict[str, Any] = json.loads(result.content[0].text)
-    return body
 
 
 async def test_the_integrations_tools_under_their_mcp_names(runner: Runner) -> None:
@@ -59,10 +46,10 @@ async def test_the_integrations_tools_under_their_mcp_names(runner: Runner) -> N
 
 async def test_every_read_tool_of_the_demo_shop_answers_its_result(runner: Runner) -> None:
     async with mcp_session(_url(runner), runner.key) as session:
-        found = _data(await session.call_tool("search_products", {"query": "mug"}))
-        page = _data(await session.call_tool("get_product_page", {"product_id": 1}))
-        deals = _data(await session.call_tool("list_deals", {}))
-        orders = _data(await session.call_tool("list_orders", {}))
+        found = structured_of(await session.call_tool("search_products", {"query": "mug"}))
+        page = structured_of(await session.call_tool("get_product_page", {"product_id": 1}))
+        deals = structured_of(await session.call_tool("list_deals", {}))
+        orders = structured_of(await session.call_tool("list_orders", {}))
     assert found["kind"] == "result"
     assert {p["name"] for p in found["result"]["products"]} >= {"Blue ceramic mug"}
     assert page["result"]["name"] == "Blue ceramic mug"
@@ -107,7 +94,7 @@ async def test_list_orders_signs_in_on_the_protected_page(runner: Runner, shop: 
         async with mcp_session(
             _url(runner), runner.key, elicitation=elicit, messages=messages
         ) as session:
-            done = _data(
+            done = structured_of(
                 await session.call_tool("list_orders", {}, meta={"sitetools/wait_seconds": 60})
             )
     assert done["kind"] == "result", done
@@ -163,7 +150,7 @@ async def test_place_order_end_to_end_over_mcp(runner: Runner, shop: Shop) -> No
                 {"product_id": 1, "quantity": 1},
                 meta={"sitetools/retry_key": "order-1", "sitetools/wait_seconds": 60},
             )
-    done = _data(result)
+    done = structured_of(result)
     assert done["kind"] == "result", (done, len(forms), urls)
     assert done["effect"] == "write"
     assert done["result"]["total_cents"] == 1200
@@ -179,9 +166,9 @@ async def test_place_order_end_to_end_over_mcp(runner: Runner, shop: Shop) -> No
 async def test_jobs_of_another_integration_are_not_found_here(runner: Runner) -> None:
     other = (await runner.run("noop", {})).json()  # a test-tools job, not the demo shop's
     async with mcp_session(_url(runner), runner.key) as session:
-        missing = _error(await session.call_tool("get_job", {"job_id": other["id"]}))
-        cancel = _error(await session.call_tool("cancel_job", {"job_id": other["id"]}))
-        unknown = _error(await session.call_tool("noop", {}))
+        missing = error_of(await session.call_tool("get_job", {"job_id": other["id"]}))
+        cancel = error_of(await session.call_tool("cancel_job", {"job_id": other["id"]}))
+        unknown = error_of(await session.call_tool("noop", {}))
     assert missing["code"] == "not_found"
     assert cancel["code"] == "not_found"
     assert unknown["code"] == "not_found"
@@ -190,8 +177,8 @@ async def test_jobs_of_another_integration_are_not_found_here(runner: Runner) ->
 async def test_an_integration_key_works_on_its_own_endpoint(runner: Runner) -> None:
     key = await runner.person.key("shop only", integration_id=runner.integration_id)
     async with mcp_session(_url(runner), key.secret) as session:
-        page = _data(await session.call_tool("get_product_page", {"product_id": 2}))
-        read = _error(await session.call_tool("get_job", {"job_id": page["job_id"]}))
+        page = structured_of(await session.call_tool("get_product_page", {"product_id": 2}))
+        read = error_of(await session.call_tool("get_job", {"job_id": page["job_id"]}))
     assert page["result"]["name"] == "Red ceramic mug"
     assert read["code"] == "result_expired"
 

@@ -19,10 +19,12 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from playwright.async_api import Browser
+from sqlalchemy import select
 
+from sitetools.oauth.models import OAuthToken as TokenRow
 from tests.jobs.conftest import Runner
 from tests.mcp_endpoints.test_account_endpoint import INITIALIZE, MCP_HEADERS
-from tests.support import MovableClock, chromium
+from tests.support import MovableClock, chromium, ctx_for, signed_in_page
 
 REDIRECT = "http://127.0.0.1:59999/callback"
 
@@ -48,17 +50,7 @@ class MemoryStorage:
 async def _consent(browser: Browser, runner: Runner, url: str, *, approve: bool = True) -> str:
     """Open the authorization URL signed in, look at the consent page, decide; the URL the
     browser was sent back to (with the code, or the error)."""
-    context = await browser.new_context()
-    await context.add_cookies(
-        [
-            {
-                "name": "sitetools_session",
-                "value": runner.person.session_token,
-                "url": runner.server.url,
-            }
-        ]
-    )
-    page = await context.new_page()
+    page = await signed_in_page(browser, runner.server.url, runner.person.session_token)
     landed: list[str] = []
 
     async def capture(route: Any) -> None:
@@ -76,12 +68,11 @@ async def _consent(browser: Browser, runner: Runner, url: str, *, approve: bool 
     permissions = await page.inner_text("#permissions")
     assert "tools:read" in permissions
     await page.click("#approve" if approve else "#deny")
-    await page.wait_for_timeout(50)
     for _ in range(100):
         if landed:
             break
         await page.wait_for_timeout(50)
-    await context.close()
+    await page.context.close()
     assert landed, "the browser never came back to the client"
     return landed[0]
 
@@ -387,11 +378,6 @@ async def test_expired_and_revoked_tokens(
 
 
 async def test_tokens_are_stored_as_digests(runner: Runner, browser: Browser) -> None:
-    from sqlalchemy import select
-
-    from sitetools.oauth.models import OAuthToken as TokenRow
-    from tests.support import ctx_for
-
     flow = await _flow(runner)
     tokens = await _tokens(flow, browser, f"{runner.server.url}/mcp")
     async with ctx_for(runner.person.app) as ctx:

@@ -3,17 +3,14 @@ spec's rules for retries."""
 
 from __future__ import annotations
 
-import json
-
 import httpx
-import mcp.types as types
 from starlette.routing import Route
 
 from sitetools.core.errors import ServiceError
 from sitetools.mcp_endpoints.receipts import tool_error
 from sitetools.operations.catalog import all_operations
 from tests.jobs.conftest import Runner
-from tests.mcp_endpoints.conftest import mcp_session
+from tests.mcp_endpoints.conftest import error_of, mcp_session
 
 
 async def test_routes_document_and_mcp_name_the_same_operations(runner: Runner) -> None:
@@ -46,32 +43,25 @@ async def test_routes_document_and_mcp_name_the_same_operations(runner: Runner) 
     assert {"connected_apps.list", "connected_apps.delete", "connect.sign_in"} <= registry
 
 
-def _body(result: types.CallToolResult) -> dict[str, object]:
-    assert result.isError
-    assert isinstance(result.content[0], types.TextContent)
-    body: dict[str, object] = json.loads(result.content[0].text)
-    return body
-
-
 def test_a_retryable_error_says_when_to_retry() -> None:
-    body = _body(tool_error(ServiceError("temporarily_unavailable"), "http://x"))
+    body = error_of(tool_error(ServiceError("temporarily_unavailable"), "http://x"))
     assert body["retryable"] is True
     assert body["retry_after_seconds"] == 1
-    limited = _body(tool_error(ServiceError("worker_lost", retry_after_seconds=7), "http://x"))
+    limited = error_of(tool_error(ServiceError("worker_lost", retry_after_seconds=7), "http://x"))
     assert limited["retry_after_seconds"] == 7
-    final = _body(tool_error(ServiceError("invalid_input", issues=[]), "http://x"))
+    final = error_of(tool_error(ServiceError("invalid_input", issues=[]), "http://x"))
     assert "retry_after_seconds" not in final
 
 
 def test_a_write_without_retry_key_that_may_have_been_accepted_is_not_retryable() -> None:
-    unknown = _body(tool_error(ServiceError("temporarily_unavailable"), "http://x", write=True))
+    unknown = error_of(tool_error(ServiceError("temporarily_unavailable"), "http://x", write=True))
     assert unknown["retryable"] is False
     assert unknown["write_possibly_accepted"] is True
     assert "retry_after_seconds" not in unknown
-    keyed = _body(
+    keyed = error_of(
         tool_error(ServiceError("temporarily_unavailable"), "http://x", write=True, retry_key="k")
     )
     assert keyed["retryable"] is True
     assert "write_possibly_accepted" not in keyed
-    refused = _body(tool_error(ServiceError("quota_exceeded"), "http://x", write=True))
+    refused = error_of(tool_error(ServiceError("quota_exceeded"), "http://x", write=True))
     assert "write_possibly_accepted" not in refused

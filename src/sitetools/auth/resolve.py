@@ -17,6 +17,7 @@ from sitetools.auth.caller import Caller
 from sitetools.auth.permissions import (
     INTEGRATION_KEY_PERMISSIONS,
     ROLE_PERMISSIONS,
+    CallerKind,
     Permission,
     Role,
 )
@@ -63,6 +64,57 @@ async def resolve_caller(ctx: Ctx, token: str) -> Caller:
     raise ServiceError("unauthorized")
 
 
+# The member and account columns every credential lookup ends with (see ``_member_caller``).
+_MEMBER_COLUMNS = (
+    Membership.id,
+    Membership.user_id,
+    Membership.role,
+    Membership.ended_at,
+    Account.id,
+    Account.type,
+    Account.plan,
+    Account.status,
+    Account.name,
+    Account.created_at,
+)
+
+
+def _member_caller(
+    member: tuple[Any, ...],
+    *,
+    kind: CallerKind,
+    own: list[str] | None,
+    credential_id: str,
+    client_id: str,
+    integration_id: str | None = None,
+    audience: str | None = None,
+) -> Caller:
+    """The Caller of a key or token from its ``_MEMBER_COLUMNS``: membership checked, its own
+    permissions ∩ the role's (∩ the integration-key set when bound to one integration)."""
+    (membership_id, user_id, role, ended_at, account_id, account_type, plan, status) = member[:8]
+    account_name, account_created_at = member[8:10]
+    _check_membership(ended_at, status)
+    permissions = _permissions(role, own)
+    if integration_id is not None:
+        permissions &= INTEGRATION_KEY_PERMISSIONS
+    return Caller(
+        kind=kind,
+        account_id=account_id,
+        account_type=account_type,
+        plan=plan,
+        account_name=account_name,
+        account_created_at=account_created_at,
+        user_id=user_id,
+        membership_id=membership_id,
+        role=Role(role),
+        permissions=permissions,
+        credential_id=credential_id,
+        client_id=client_id,
+        integration_id=integration_id,
+        audience=audience,
+    )
+
+
 # Built once: a statement built per request costs more than running it.
 _KEY_LOOKUP = (
     select(
@@ -72,16 +124,7 @@ _KEY_LOOKUP = (
         ApiKey.expires_at,
         ApiKey.revoked_at,
         ApiKey.last_used_at,
-        Membership.id,
-        Membership.user_id,
-        Membership.role,
-        Membership.ended_at,
-        Account.id,
-        Account.type,
-        Account.plan,
-        Account.status,
-        Account.name,
-        Account.created_at,
+        *_MEMBER_COLUMNS,
     )
     .join(Membership, Membership.id == ApiKey.membership_id)
     .join(Account, Account.id == ApiKey.account_id)
@@ -96,14 +139,16 @@ async def _resolve_api_key(ctx: Ctx, token: str) -> Caller:
         raise ServiceError("unauthorized")
     row: tuple[Any, ...] = tuple(rows[0])
     (key_id, own, integration_id, expires_at, revoked_at, last_used_at) = row[:6]
-    (membership_id, user_id, role, ended_at, account_id, account_type, plan, status) = row[6:14]
-    account_name, account_created_at = row[14:16]
     if revoked_at is not None or expires_at <= now:
         raise ServiceError("unauthorized")
-    _check_membership(ended_at, status)
-    permissions = _permissions(role, own)
-    if integration_id is not None:
-        permissions &= INTEGRATION_KEY_PERMISSIONS
+    caller = _member_caller(
+        row[6:],
+        kind="integration_key" if integration_id else "api_key",
+        own=own,
+        credential_id=key_id,
+        client_id=key_id,
+        integration_id=integration_id,
+    )
     if last_used_at is None or now - last_used_at >= _TOUCH_EVERY:
         await ctx.db.execute(
             update(ApiKey)
@@ -111,21 +156,7 @@ async def _resolve_api_key(ctx: Ctx, token: str) -> Caller:
             .where((ApiKey.last_used_at.is_(None)) | (ApiKey.last_used_at <= now - _TOUCH_EVERY))
             .values(last_used_at=now)
         )
-    return Caller(
-        kind="integration_key" if integration_id else "api_key",
-        account_id=account_id,
-        account_type=account_type,
-        plan=plan,
-        account_name=account_name,
-        account_created_at=account_created_at,
-        user_id=user_id,
-        membership_id=membership_id,
-        role=Role(role),
-        permissions=permissions,
-        credential_id=key_id,
-        client_id=key_id,
-        integration_id=integration_id,
-    )
+    return caller
 
 
 async def _resolve_session(ctx: Ctx, token: str) -> Caller:
@@ -179,16 +210,7 @@ _OAUTH_LOOKUP = (
         OAuthGrant.permissions,
         OAuthGrant.revoked_at,
         OAuthGrant.last_used_at,
-        Membership.id,
-        Membership.user_id,
-        Membership.role,
-        Membership.ended_at,
-        Account.id,
-        Account.type,
-        Account.plan,
-        Account.status,
-        Account.name,
-        Account.created_at,
+        *_MEMBER_COLUMNS,
     )
     .join(OAuthGrant, OAuthGrant.id == OAuthToken.grant_id)
     .join(Membership, Membership.id == OAuthGrant.membership_id)
@@ -206,34 +228,22 @@ async def _resolve_oauth(ctx: Ctx, token: str) -> Caller:
         raise ServiceError("unauthorized")
     row: tuple[Any, ...] = tuple(rows[0])
     (kind, expires_at, token_revoked, grant_id, client_id, resource, own) = row[:7]
-    (grant_revoked, last_used_at, membership_id, user_id, role, ended_at) = row[7:13]
-    (account_id, account_type, plan, status, account_name, account_created_at) = row[13:19]
+    grant_revoked, last_used_at = row[7:9]
     if kind != "access" or token_revoked is not None or grant_revoked is not None:
         raise ServiceError("unauthorized")
     if expires_at <= now:
         raise ServiceError("unauthorized")
-    _check_membership(ended_at, status)
-    permissions = _permissions(role, own)
-    integration_id = integration_of_resource(ctx.settings.base_url, resource)
-    if integration_id is not None:
-        permissions &= INTEGRATION_KEY_PERMISSIONS
+    caller = _member_caller(
+        row[9:],
+        kind="oauth",
+        own=own,
+        credential_id=grant_id,
+        client_id=client_id,
+        integration_id=integration_of_resource(ctx.settings.base_url, resource),
+        audience=resource,
+    )
     if last_used_at is None or now - last_used_at >= _TOUCH_EVERY:
         await ctx.db.execute(
             update(OAuthGrant).where(OAuthGrant.id == grant_id).values(last_used_at=now)
         )
-    return Caller(
-        kind="oauth",
-        account_id=account_id,
-        account_type=account_type,
-        plan=plan,
-        account_name=account_name,
-        account_created_at=account_created_at,
-        user_id=user_id,
-        membership_id=membership_id,
-        role=Role(role),
-        permissions=permissions,
-        credential_id=grant_id,
-        client_id=client_id,
-        integration_id=integration_id,
-        audience=resource,
-    )
+    return caller

@@ -6,7 +6,11 @@ carrying the session's CSRF token.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter
 from fastapi.templating import Jinja2Templates
@@ -15,6 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from sitetools.accounts.models import User
+from sitetools.auth.caller import Caller
 from sitetools.connect import service as devices
 from sitetools.core.context import AppServices, Ctx
 from sitetools.core.errors import ServiceError
@@ -29,8 +35,14 @@ __all__ = ["grant_routes"]
 DEVICE_PATH = "/dashboard/device"
 
 
-def form_token(form: Any) -> str:
-    return str(form.get("csrf_token") or "")
+@dataclass(frozen=True, slots=True)
+class _Visit:
+    """A signed-in person on one of these pages, in one unit of work."""
+
+    ctx: Ctx
+    caller: Caller
+    user: User
+    csrf_token: str
 
 
 def grant_routes(
@@ -48,72 +60,76 @@ def grant_routes(
         response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
         return response
 
-    @router.get(CONSENT_PATH)
-    async def consent_page(request: Request) -> Response:
-        sealed = request.query_params.get("request", "")
+    @asynccontextmanager
+    async def visit(request: Request) -> AsyncIterator[_Visit | None]:
+        """The signed-in person (None: send them to sign in); committed when the page is done."""
         async with db_sessions() as db:
             ctx = Ctx(db, services)
             found = await signed_in(ctx, request, detach=True)
             if found is None:
-                return to_sign_in(request)
+                yield None
+                return
             caller, user = found
-            consent = oauth.read_consent(ctx, sealed)
-            client = await oauth.client(ctx, consent.client_id) if consent else None
+            yield _Visit(ctx, caller, user, csrf.session_token(keyring, caller.credential_id))
             await db.commit()
-        token = csrf.session_token(keyring, caller.credential_id)
-        if consent is None or client is None:
-            return page(request, "grant_invalid.html", 400, user=user, csrf_token=token)
-        wanted = consent.scopes or sorted(p.value for p in caller.permissions)
-        granted = sorted(
-            set(wanted)
-            & {p.value for p in caller.permissions}
-            & {p.value for p in oauth.resource_permissions(consent.resource, ctx.settings.base_url)}
+
+    def forged(request: Request, person: _Visit, form: Any) -> Response | None:
+        """A decision must carry the session's CSRF token."""
+        submitted = str(form.get("csrf_token") or "")
+        if csrf.session_token_ok(keyring, person.caller.credential_id, submitted):
+            return None
+        return invalid(request, person, 403)
+
+    def invalid(request: Request, person: _Visit, status: int) -> Response:
+        return page(
+            request, "grant_invalid.html", status, user=person.user, csrf_token=person.csrf_token
         )
+
+    @router.get(CONSENT_PATH)
+    async def consent_page(request: Request) -> Response:
+        sealed = request.query_params.get("request", "")
+        async with visit(request) as person:
+            if person is None:
+                return to_sign_in(request)
+            consent = oauth.read_consent(person.ctx, sealed)
+            client = await oauth.client(person.ctx, consent.client_id) if consent else None
+        if consent is None or client is None:
+            return invalid(request, person, 400)
+        granted = oauth.granted_permissions(person.caller, consent, services.settings.base_url)
         return page(
             request,
             "consent.html",
-            user=user,
-            csrf_token=token,
+            user=person.user,
+            csrf_token=person.csrf_token,
             client=client,
-            redirect_host=consent.redirect_uri.split("/")[2]
-            if "//" in consent.redirect_uri
-            else "",
-            account_name=caller.account_name,
+            redirect_host=urlsplit(consent.redirect_uri).netloc,
+            account_name=person.caller.account_name,
             resource=consent.resource,
-            permissions=granted,
+            permissions=sorted(p.value for p in granted),
             sealed=sealed,
         )
 
     @router.post(CONSENT_PATH)
     async def consent_decision(request: Request) -> Response:
         form = await request.form()
-        sealed = str(form.get("request") or "")
-        async with db_sessions() as db:
-            ctx = Ctx(db, services)
-            found = await signed_in(ctx, request, detach=True)
-            if found is None:
+        async with visit(request) as person:
+            if person is None:
                 return to_sign_in(request)
-            caller, user = found
-            token = csrf.session_token(keyring, caller.credential_id)
-            if not csrf.session_token_ok(
-                keyring, caller.credential_id, str(form.get("csrf_token"))
-            ):
-                return page(request, "grant_invalid.html", 403, user=user, csrf_token=token)
-            consent = oauth.read_consent(ctx, sealed)
+            if (refused := forged(request, person, form)) is not None:
+                return refused
+            consent = oauth.read_consent(person.ctx, str(form.get("request") or ""))
             if consent is None:
-                return page(request, "grant_invalid.html", 400, user=user, csrf_token=token)
+                return invalid(request, person, 400)
             approved = form.get("decision") == "approve"
             try:
-                code = await oauth.decide(ctx, caller, consent, approved=approved)
+                code = await oauth.decide(person.ctx, person.caller, consent, approved=approved)
             except ServiceError:
-                code = None
-                approved = False
-            await db.commit()
+                code, approved = None, False
         if code is None:
             target = construct_redirect_uri(
                 consent.redirect_uri,
                 error="access_denied",
-                error_description="The person did not approve this app." if not approved else None,
+                error_description=None if approved else "The person did not approve this app.",
                 state=consent.state,
             )
         else:
@@ -123,23 +139,19 @@ def grant_routes(
     @router.get(DEVICE_PATH)
     async def device_page(request: Request) -> Response:
         code = request.query_params.get("code", "")
-        async with db_sessions() as db:
-            ctx = Ctx(db, services)
-            found = await signed_in(ctx, request, detach=True)
-            if found is None:
+        async with visit(request) as person:
+            if person is None:
                 return to_sign_in(request)
-            caller, user = found
-            pending = await devices.pending_for_code(ctx, code) if code else None
-            await db.commit()
+            pending = await devices.pending_for_code(person.ctx, code) if code else None
         return page(
             request,
             "device.html",
-            user=user,
-            csrf_token=csrf.session_token(keyring, caller.credential_id),
+            user=person.user,
+            csrf_token=person.csrf_token,
             code=devices.normalize_code(code) if code else "",
             pending=pending,
-            account_name=caller.account_name,
-            permissions=devices.granted_permissions(caller) if pending else [],
+            account_name=person.caller.account_name,
+            permissions=devices.granted_permissions(person.caller) if pending else [],
             done=None,
         )
 
@@ -147,29 +159,22 @@ def grant_routes(
     async def device_decision(request: Request) -> Response:
         form = await request.form()
         code = str(form.get("code") or "")
-        async with db_sessions() as db:
-            ctx = Ctx(db, services)
-            found = await signed_in(ctx, request, detach=True)
-            if found is None:
+        async with visit(request) as person:
+            if person is None:
                 return to_sign_in(request)
-            caller, user = found
-            token = csrf.session_token(keyring, caller.credential_id)
-            if not csrf.session_token_ok(
-                keyring, caller.credential_id, str(form.get("csrf_token"))
-            ):
-                return page(request, "grant_invalid.html", 403, user=user, csrf_token=token)
+            if (refused := forged(request, person, form)) is not None:
+                return refused
             approved = form.get("decision") == "approve"
-            decided = await devices.decide(ctx, caller, code, approved=approved)
-            await db.commit()
+            decided = await devices.decide(person.ctx, person.caller, code, approved=approved)
         return page(
             request,
             "device.html",
             200 if decided else 400,
-            user=user,
-            csrf_token=token,
+            user=person.user,
+            csrf_token=person.csrf_token,
             code=devices.normalize_code(code),
             pending=None,
-            account_name=caller.account_name,
+            account_name=person.caller.account_name,
             permissions=[],
             done=("approved" if approved else "denied") if decided else "invalid",
         )

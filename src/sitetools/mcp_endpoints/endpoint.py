@@ -139,9 +139,7 @@ class McpHub:
             try:
                 async with unit(self.services, self.sessions) as ctx:
                     admitted = await admit(ctx, token, endpoint)
-            except ServiceError:
-                raise
-            except Exception as error:
+            except Exception as error:  # refusals pass through; only an outage is translated
                 if not is_outage(error):
                     raise
                 raise ServiceError("account_unavailable") from None

@@ -19,6 +19,7 @@ import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
+from mcp.shared.exceptions import McpError
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
@@ -35,13 +36,12 @@ from sitetools.mcp_endpoints.elicit import ask_person
 from sitetools.mcp_endpoints.receipts import receipt, receipt_schema, structured, tool_error
 from sitetools.mcp_endpoints.service_api import ServiceApi
 from sitetools.operations.registry import Operation, Reply
-from sitetools.operations.rest import execute
+from sitetools.operations.rest import NO_BODY, execute
 from sitetools.tools import service as catalog
 from sitetools.tools.models import Tool
 
 __all__ = ["McpServers"]
 
-_ANY: Any = object()
 # A tool call waits this long for its job by default (REST's default is 0: MCP clients want
 # an answer in the call when the job is quick).
 DEFAULT_WAIT_SECONDS = 10
@@ -105,6 +105,11 @@ class McpServers:
             admitted = await admit(ctx, request_token(call.request), call.endpoint)
             yield ctx, admitted
 
+    async def check_access(self, call: Call) -> None:
+        """Admit the caller for a tool that reads nothing of theirs (spec: "Authentication" 4)."""
+        async with self.acting(call):
+            pass
+
     async def run_op(
         self,
         call: Call,
@@ -112,14 +117,13 @@ class McpServers:
         *,
         path: dict[str, Any] | None = None,
         query: dict[str, Any] | None = None,
-        body: Any = _ANY,
+        body: Any = NO_BODY,
         check: Callable[[Ctx, Caller], Awaitable[None]] | None = None,
     ) -> BaseModel | Reply | None:
         operation = self.ops[operation_id]
         async with self.acting(call) as (ctx, admitted):
             if check is not None:
                 await check(ctx, admitted.caller)
-            kwargs: dict[str, Any] = {} if body is _ANY else {"body": body}
             return await execute(
                 operation,
                 ctx,
@@ -127,8 +131,8 @@ class McpServers:
                 call.request,
                 path_params={k: str(v) for k, v in (path or {}).items()},
                 query_params=_query(query),
+                body=body,
                 surface="mcp",
-                **kwargs,
             )
 
     # -- servers ------------------------------------------------------------------------
@@ -173,8 +177,7 @@ class McpServers:
 
     async def _list(self, call: Call) -> list[types.Tool]:
         if call.endpoint.integration_id is None:
-            async with self.acting(call):
-                pass
+            await self.check_access(call)
             return ACCOUNT_TOOLS
         async with self.acting(call) as (_ctx, admitted):
             # Discovery is a read of the catalog (the permission GET /v1/tools needs).
@@ -215,7 +218,7 @@ class McpServers:
                     connected_account_id=_meta_str(meta, "connected_account_id"),
                     wait_seconds=_meta_wait(meta),
                 )
-            if name not in JOB_TOOL_NAMES:
+            if name not in schemas.JOB_TOOL_NAMES:
                 raise ServiceError("not_found", resource="tool")
         elif name not in ACCOUNT_TOOL_NAMES:
             raise ServiceError("not_found", resource="tool")
@@ -280,16 +283,14 @@ class McpServers:
     async def _tool_search_service_api(
         self, call: Call, args: dict[str, Any]
     ) -> types.CallToolResult:
-        async with self.acting(call):
-            pass
+        await self.check_access(call)
         found = self.api.search(args.get("query"), int(args.get("limit", 20)))
         return structured({"data": found})
 
     async def _tool_describe_service_api(
         self, call: Call, args: dict[str, Any]
     ) -> types.CallToolResult:
-        async with self.acting(call):
-            pass
+        await self.check_access(call)
         described = self.api.describe(args["operation_id"])
         if described is None:
             raise ServiceError("not_found", resource="operation")
@@ -301,7 +302,7 @@ class McpServers:
         operation = self.ops.get(args["operation_id"])
         if operation is None:
             raise ServiceError("not_found", resource="operation")
-        body = args.get("body", _ANY)
+        body = args.get("body", NO_BODY)
         write = operation.effect != "read"
         try:
             result = await self.run_op(
@@ -437,14 +438,10 @@ def _receipt_result(detail: JobDetail) -> types.CallToolResult:
     return structured(data, is_error=data["kind"] == "error")
 
 
-def _protocol_error(error: ServiceError) -> Exception:
-    from mcp.shared.exceptions import McpError
-
-    return McpError(
-        types.ErrorData(
-            code=-32603 if error.status >= 500 else -32600, message=f"{error.code}: {error.message}"
-        )
-    )
+def _protocol_error(error: ServiceError) -> McpError:
+    """A refusal of a list request (no tool result to carry it) as a JSON-RPC error."""
+    code = types.INTERNAL_ERROR if error.status >= 500 else types.INVALID_REQUEST
+    return McpError(types.ErrorData(code=code, message=f"{error.code}: {error.message}"))
 
 
 def _fingerprint(tools: tuple[Tool, ...]) -> str:
@@ -469,4 +466,3 @@ def _integration_tool(tool: Tool) -> types.Tool:
 ACCOUNT_TOOLS = schemas.account_tools(_annotations, _model_schema)
 JOB_TOOLS = [tool for tool in ACCOUNT_TOOLS if tool.name in schemas.JOB_TOOL_NAMES]
 ACCOUNT_TOOL_NAMES = frozenset(tool.name for tool in ACCOUNT_TOOLS)
-JOB_TOOL_NAMES = schemas.JOB_TOOL_NAMES

@@ -12,7 +12,6 @@ from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.settings import ClientRegistrationOptions
 from mcp.shared.auth import OAuthMetadata
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -22,8 +21,7 @@ from sitetools.auth.resources import account_mcp_url, integration_mcp_url
 from sitetools.core.context import AppServices, unit
 from sitetools.core.errors import ServiceError
 from sitetools.oauth.provider import Provider
-from sitetools.oauth.service import SCOPES
-from sitetools.tools.models import Integration
+from sitetools.oauth.service import SCOPES, known_resource
 
 __all__ = ["oauth_routes"]
 
@@ -111,14 +109,11 @@ def oauth_routes(services: AppServices, sessions: async_sessionmaker[AsyncSessio
         return JSONResponse(_resource_document(base_url, account_mcp_url(base_url)), 200)
 
     async def integration_resource(request: Request) -> Response:
-        integration_id = request.path_params["integration_id"]
+        resource = integration_mcp_url(base_url, request.path_params["integration_id"])
         async with unit(services, sessions) as ctx:
-            status = await ctx.db.scalar(
-                select(Integration.status).where(Integration.id == integration_id)
-            )
-        if status != "active":
+            known = await known_resource(ctx, resource)
+        if not known:
             raise ServiceError("not_found", resource="integration")
-        resource = integration_mcp_url(base_url, integration_id)
         return JSONResponse(_resource_document(base_url, resource), 200)
 
     return [

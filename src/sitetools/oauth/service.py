@@ -35,6 +35,7 @@ __all__ = [
     "decide",
     "disconnect",
     "exchange_code",
+    "granted_permissions",
     "read_consent",
     "refresh",
     "resource_permissions",
@@ -136,6 +137,19 @@ def resource_permissions(resource: str, base_url: str) -> frozenset[Permission]:
     return frozenset(Permission)
 
 
+def granted_permissions(
+    caller: Caller, request: ConsentRequest, base_url: str
+) -> frozenset[Permission]:
+    """What a consent gives: the scopes asked (all the member holds when none) ∩ the member's
+    permissions ∩ what a token for the resource can carry. The consent page shows this."""
+    wanted = (
+        frozenset(Permission(s) for s in request.scopes if s in SCOPES)
+        if request.scopes
+        else caller.permissions
+    )
+    return wanted & caller.permissions & resource_permissions(request.resource, base_url)
+
+
 async def decide(
     ctx: Ctx, caller: Caller, request: ConsentRequest, *, approved: bool
 ) -> str | None:
@@ -146,14 +160,7 @@ async def decide(
     if integration_id is not None:
         # The person must be able to reach the integration the token will be bound to.
         await visible_integration(ctx, caller, integration_id)
-    wanted = (
-        frozenset(Permission(s) for s in request.scopes if s in SCOPES)
-        if request.scopes
-        else caller.permissions
-    )
-    granted = (
-        wanted & caller.permissions & resource_permissions(request.resource, ctx.settings.base_url)
-    )
+    granted = granted_permissions(caller, request, ctx.settings.base_url)
     if not granted:
         raise ServiceError("permission_not_held")
     now = ctx.now()

@@ -21,11 +21,19 @@ from sitetools.core.errors import ServiceError
 from sitetools.operations.parsing import parse_json_body, parse_model
 from sitetools.operations.registry import Operation, OpRequest, Reply
 
-__all__ = ["SESSION_COOKIE", "authorize", "bearer_token", "execute", "mount_operations"]
+__all__ = [
+    "NO_BODY",
+    "SESSION_COOKIE",
+    "authorize",
+    "bearer_token",
+    "execute",
+    "mount_operations",
+]
 
 SESSION_COOKIE = "sitetools_session"
 _JSON = "application/json"
-_NO_BODY: Any = object()
+# ``execute``'s body when the request has none (``None`` is a JSON body: ``null``).
+NO_BODY: Any = object()
 
 
 def bearer_token(request: Request, *, allow_cookie: bool = True) -> str | None:
@@ -82,7 +90,7 @@ async def execute(
     *,
     path_params: Mapping[str, Any],
     query_params: Mapping[str, str],
-    body: Any = _NO_BODY,
+    body: Any = NO_BODY,
     surface: Literal["rest", "mcp"] = "rest",
 ) -> BaseModel | Reply | None:
     """Authorize, parse and run one operation: the one path REST and MCP share, so every rule
@@ -100,7 +108,7 @@ async def execute(
     )
     parsed = None
     if operation.body_model is not None:
-        if body is not _NO_BODY:
+        if body is not NO_BODY:
             parsed = parse_model(operation.body_model, body, "body")
         elif operation.body_required:
             raise ServiceError(
@@ -121,7 +129,7 @@ def _endpoint(
                 structlog.contextvars.bind_contextvars(
                     account_id=caller.account_id, credential_id=caller.credential_id
                 )
-            body: Any = _NO_BODY
+            body: Any = NO_BODY
             if operation.body_model is not None:
                 raw = await request.body()
                 if raw:  # only an empty body is "no body"; whitespace is not JSON
